@@ -1,0 +1,131 @@
+import type { z } from 'zod';
+import type { EstateContext, Principal } from './context.ts';
+
+export type Method = 'GET' | 'POST' | 'DELETE';
+
+/**
+ * - `public`: no credential needed (one that is sent is ignored);
+ * - `protected`: a valid credential is needed, else 403;
+ * - `user`: a credential is optional; when sent it must be valid and it decides the user.
+ */
+export type Access = 'public' | 'protected' | 'user';
+
+type AnyObject = z.ZodObject;
+type EmptyObject = z.ZodObject<Record<string, never>>;
+
+export interface OperationInput<P extends AnyObject, Q extends AnyObject, B extends AnyObject> {
+  path: z.output<P>;
+  query: z.output<Q>;
+  body: z.output<B>;
+}
+
+export interface Call<P extends AnyObject, Q extends AnyObject, B extends AnyObject> {
+  ctx: EstateContext;
+  input: OperationInput<P, Q, B>;
+  principal: Principal | undefined;
+}
+
+/** A handler's answer when the status is not the operation's usual one (201 vs 200 replay). */
+export interface Reply<T> {
+  readonly reply: true;
+  status: number;
+  body: T;
+}
+
+export function reply<T>(status: number, body: T): Reply<T> {
+  return { reply: true, status, body };
+}
+
+export interface CliSpec {
+  /** Words after `estate`, e.g. `trends latest`. */
+  command: string;
+  /** Path parameters taken as positional arguments, in order. */
+  args?: string[];
+  /** Columns for the table view of `items` (default: the keys of the first rows). */
+  columns?: string[];
+  /** One or more example invocations, shown in --help and the man page. */
+  examples: string[];
+}
+
+export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B extends AnyObject, O extends z.ZodType> {
+  id: string;
+  method: Method;
+  /** OpenAPI form: `/state/{file_name}`. */
+  path: string;
+  access: Access;
+  summary: string;
+  description?: string;
+  tag: string;
+  input?: { path?: P; query?: Q; body?: B };
+  output: O;
+  /** The usual success status (default 200). */
+  status?: number;
+  /** Error statuses this route can answer besides 403/422 (for the OpenAPI document). */
+  errors?: number[];
+  /** `text/html` routes return a string. */
+  produces?: 'application/json' | 'text/html';
+  handler: (call: Call<P, Q, B>) => Promise<z.output<O> | Reply<z.output<O>>> | z.output<O> | Reply<z.output<O>>;
+  cli: CliSpec | false;
+}
+
+/** The erased form every consumer (router, CLI, OpenAPI) walks. */
+export interface Operation {
+  id: string;
+  method: Method;
+  path: string;
+  access: Access;
+  summary: string;
+  description: string | undefined;
+  tag: string;
+  input: { path: AnyObject | undefined; query: AnyObject | undefined; body: AnyObject | undefined };
+  output: z.ZodType;
+  status: number;
+  errors: number[];
+  produces: 'application/json' | 'text/html';
+  handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
+  cli: CliSpec | false;
+}
+
+/**
+ * Declares one operation of the API: route, access, schemas, handler and CLI
+ * name, all in one object that the router, the CLI and the OpenAPI document read.
+ *
+ * @example
+ *   export const trendsLatest = defineOperation({
+ *     id: 'trends.latest', method: 'GET', path: '/trends/latest', access: 'protected',
+ *     summary: 'The most recent trend point', tag: 'trends', output: trendPoint,
+ *     handler: ({ ctx }) => latestTrend(ctx.dataDir), cli: { command: 'trends latest', examples: ['estate trends latest'] },
+ *   });
+ */
+export function defineOperation<
+  O extends z.ZodType,
+  P extends AnyObject = EmptyObject,
+  Q extends AnyObject = EmptyObject,
+  B extends AnyObject = EmptyObject,
+>(spec: OperationSpec<P, Q, B, O>): Operation {
+  return {
+    id: spec.id,
+    method: spec.method,
+    path: spec.path,
+    access: spec.access,
+    summary: spec.summary,
+    description: spec.description,
+    tag: spec.tag,
+    input: { path: spec.input?.path, query: spec.input?.query, body: spec.input?.body },
+    output: spec.output,
+    status: spec.status ?? 200,
+    errors: spec.errors ?? [],
+    produces: spec.produces ?? 'application/json',
+    handler: spec.handler as Operation['handler'],
+    cli: spec.cli,
+  };
+}
+
+export function isReply(value: unknown): value is Reply<unknown> {
+  return typeof value === 'object' && value !== null && (value as { reply?: unknown }).reply === true && 'status' in value;
+}
+
+/** The names inside `{…}` of an OpenAPI path, in order. */
+export function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { buildDigest } from '../../core/builds.ts';
+import { defineOperation } from '../define-operation.ts';
+
+const counts = {
+  total: z.int(),
+  success: z.int(),
+  failure: z.int(),
+  cancelled: z.int(),
+  success_rate: z.number().nullable().meta({ description: 'success / (success + failure); null without a finished build.' }),
+};
+
+const digest = z.object({
+  days: z.int(),
+  since: z.string(),
+  until: z.string(),
+  ...counts,
+  by_project: z.array(
+    z.object({
+      project: z.string(),
+      ...counts,
+      last_status: z.string(),
+      last_ts: z.string(),
+      avg_duration_s: z.number().nullable(),
+    }),
+  ),
+  skipped_lines: z.int(),
+});
+
+export const buildsDigest = defineOperation({
+  id: 'builds.digest',
+  method: 'GET',
+  path: '/builds',
+  access: 'protected',
+  tag: 'builds',
+  summary: 'Build digest for the last N days: totals and success rate, overall and by project',
+  input: { query: z.object({ days: z.int().min(1).max(365).default(7).meta({ description: 'Window in days (1–365).' }) }) },
+  output: digest,
+  handler: ({ ctx, input }) => buildDigest(ctx.dataDir, input.query.days, ctx.now()),
+  cli: { command: 'builds', examples: ['estate builds --days 30'] },
+});
+
+export const buildsRecent = defineOperation({
+  id: 'builds.recent',
+  method: 'GET',
+  path: '/builds/recent',
+  access: 'protected',
+  tag: 'builds',
+  summary: 'Build digest for the last 7 days',
+  output: digest,
+  handler: ({ ctx }) => buildDigest(ctx.dataDir, 7, ctx.now()),
+  cli: { command: 'builds recent', examples: ['estate builds recent'] },
+});

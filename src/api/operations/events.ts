@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { estateEvents } from '../../core/events.ts';
+import { defineOperation } from '../define-operation.ts';
+import { limitParam } from '../schemas.ts';
+
+export const eventsList = defineOperation({
+  id: 'events.list',
+  method: 'GET',
+  path: '/events',
+  access: 'protected',
+  tag: 'events',
+  summary: 'Recent estate events from the heartbeat and scoreboard files, newest first',
+  input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
+  output: z.object({
+    items: z.array(
+      z.object({
+        ts: z.string(),
+        kind: z.enum(['heartbeat', 'node_stale', 'score']),
+        source: z.enum(['heartbeat', 'scoreboard']),
+        subject: z.string(),
+        message: z.string(),
+      }),
+    ),
+    count: z.int(),
+    limit: z.int(),
+    stale_after_s: z.int(),
+    skipped_entries: z.int(),
+    errors: z.array(z.string()),
+  }),
+  handler: ({ ctx, input }) => estateEvents(ctx.dataDir, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
+  cli: { command: 'events', columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
+});

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { pulseStatus } from '../../core/pulse.ts';
+import { recentRecords } from '../../core/recent-records.ts';
+import { defineOperation } from '../define-operation.ts';
+import { limitParam, page, storedRecord } from '../schemas.ts';
+
+const pulseEntry = storedRecord(
+  { ts: z.string().optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
+  'A health pulse entry, as stored.',
+);
+
+export const pulseList = defineOperation({
+  id: 'pulse.list',
+  method: 'GET',
+  path: '/health/pulse',
+  access: 'protected',
+  tag: 'health',
+  summary: 'Entries of the health pulse log, newest first',
+  input: { query: z.object({ limit: limitParam(100, 1000, 'entries') }) },
+  output: page(pulseEntry),
+  handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'pulse', input.query.limit),
+  cli: { command: 'pulse', columns: ['ts', 'status', 'checks'], examples: ['estate pulse --limit 10'] },
+});
+
+export const pulseStatusOp = defineOperation({
+  id: 'pulse.status',
+  method: 'GET',
+  path: '/health/pulse/status',
+  access: 'protected',
+  tag: 'health',
+  summary: 'The overall health status as a JSON string',
+  description: 'The status of the newest pulse entry; `"unknown"` when there is none.',
+  output: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
+  handler: ({ ctx }) => pulseStatus(ctx.dataDir),
+  cli: { command: 'pulse status', examples: ['estate pulse status'] },
+});

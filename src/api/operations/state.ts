@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { readStateDocument, readStateExcerpt, STATE_FILES } from '../../core/state-files.ts';
+import { EstateError } from '../../errors.ts';
+import { defineOperation } from '../define-operation.ts';
+
+export const stateAll = defineOperation({
+  id: 'state.all',
+  method: 'GET',
+  path: '/state',
+  access: 'protected',
+  tag: 'state',
+  summary: 'All estate state files, parsed',
+  output: z.object({
+    items: z.array(
+      z.object({
+        name: z.enum(STATE_FILES),
+        exists: z.boolean(),
+        modified_at: z.string().nullable(),
+        data: z.unknown(),
+        error: z.string().nullable(),
+      }),
+    ),
+    count: z.int(),
+  }),
+  handler: async ({ ctx }) => {
+    const items = await Promise.all(STATE_FILES.map((name) => readStateDocument(ctx.dataDir, name)));
+    return { items, count: items.length };
+  },
+  cli: { command: 'state', columns: ['name', 'exists', 'modified_at', 'error'], examples: ['estate state', 'estate state heartbeat --max-chars 200'] },
+});
+
+export const stateOne = defineOperation({
+  id: 'state.get',
+  method: 'GET',
+  path: '/state/{file_name}',
+  access: 'protected',
+  tag: 'state',
+  summary: 'One state file as text, cut at max_chars characters',
+  input: {
+    path: z.object({ file_name: z.enum(STATE_FILES).meta({ description: 'Which state file.' }) }),
+    query: z.object({
+      max_chars: z.int().min(1).max(1_000_000).default(5000).meta({ description: 'Cut the content at this many characters (1–1000000).' }),
+    }),
+  },
+  output: z.object({
+    name: z.enum(STATE_FILES),
+    modified_at: z.string(),
+    size_chars: z.int(),
+    max_chars: z.int(),
+    truncated: z.boolean(),
+    content: z.string(),
+  }),
+  errors: [404],
+  handler: async ({ ctx, input }) => {
+    const excerpt = await readStateExcerpt(ctx.dataDir, input.path.file_name, input.query.max_chars);
+    if (!excerpt) throw new EstateError('not_found', `state file ${input.path.file_name} does not exist`);
+    return excerpt;
+  },
+  cli: { command: 'state', args: ['file_name'], examples: ['estate state scoreboard', 'estate state estate_map --max-chars 500'] },
+});

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { latestRecord, recentRecords } from '../../core/recent-records.ts';
+import { EstateError } from '../../errors.ts';
+import { defineOperation } from '../define-operation.ts';
+import { limitParam, page, storedRecord } from '../schemas.ts';
+
+const trendPoint = storedRecord({ ts: z.string().optional() }, 'A trend data point: `ts` plus free fields, as stored.');
+
+export const trendsList = defineOperation({
+  id: 'trends.list',
+  method: 'GET',
+  path: '/trends',
+  access: 'protected',
+  tag: 'trends',
+  summary: 'The latest N trend data points, newest first',
+  input: { query: z.object({ limit: limitParam(100, 1000, 'points') }) },
+  output: page(trendPoint),
+  handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'trends', input.query.limit),
+  cli: { command: 'trends', examples: ['estate trends --limit 20', 'estate trends --json | jq ".items[0]"'] },
+});
+
+export const trendsLatest = defineOperation({
+  id: 'trends.latest',
+  method: 'GET',
+  path: '/trends/latest',
+  access: 'protected',
+  tag: 'trends',
+  summary: 'The single most recent trend data point',
+  output: trendPoint,
+  errors: [404],
+  handler: async ({ ctx }) => {
+    const latest = await latestRecord(ctx.dataDir, 'trends');
+    if (!latest) throw new EstateError('not_found', 'no trend data yet');
+    return latest;
+  },
+  cli: { command: 'trends latest', examples: ['estate trends latest'] },
+});

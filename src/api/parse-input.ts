@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import { EstateError, validationError, type ValidationIssue } from '../errors.ts';
+import type { Operation, OperationInput } from './define-operation.ts';
+import { toValidationIssues } from './validation-issues.ts';
+
+export interface RawInput {
+  path?: Record<string, string>;
+  /** Query strings as received (HTTP) or as typed (CLI options). */
+  query?: Record<string, string | undefined>;
+  /** The decoded JSON body, if the route takes one. */
+  body?: unknown;
+}
+
+type Erased = OperationInput<z.ZodObject, z.ZodObject, z.ZodObject>;
+
+/**
+ * Validates raw input against an operation's schemas, the same way for HTTP
+ * and the CLI, and throws one `validation` error with every issue found.
+ * Query values are strings; those meant as integers or booleans are converted
+ * first, and a value that does not convert is reported as `int_parsing`.
+ */
+export function parseInput(op: Operation, raw: RawInput): Erased {
+  const issues: ValidationIssue[] = [];
+  const parse = (where: 'path' | 'query' | 'body', schema: z.ZodObject | undefined, value: unknown): Record<string, unknown> => {
+    if (!schema) return {};
+    const result = schema.safeParse(value, { reportInput: true });
+    if (result.success) return result.data;
+    issues.push(...toValidationIssues(where, result.error.issues));
+    return {};
+  };
+  const path = parse('path', op.input.path, raw.path ?? {});
+  const query = parse('query', op.input.query, op.input.query ? coerceQuery(op.input.query, raw.query ?? {}) : {});
+  let body: Record<string, unknown> = {};
+  if (op.input.body) {
+    if (raw.body === null || typeof raw.body !== 'object' || Array.isArray(raw.body)) {
+      issues.push({ loc: ['body'], msg: 'Input should be a valid dictionary or object', type: 'dict_type' });
+    } else {
+      body = parse('body', op.input.body, raw.body);
+    }
+  }
+  if (issues.length) throw validationError(issues);
+  return { path, query, body };
+}
+
+const INTEGER = /^[+-]?\d{1,16}$/;
+
+function coerceQuery(schema: z.ZodObject, raw: Record<string, string | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema.shape)) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    const kind = baseType(field as z.ZodType);
+    if (kind === 'number' && INTEGER.test(value.trim())) out[key] = Number(value.trim());
+    else if (kind === 'boolean' && /^(true|false|1|0)$/i.test(value)) out[key] = /^(true|1)$/i.test(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** The zod type name under default/optional/nullable wrappers. */
+function baseType(schema: z.ZodType): string {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  while (def.innerType && (def.type === 'default' || def.type === 'optional' || def.type === 'nullable' || def.type === 'prefault')) {
+    def = def.innerType._zod.def as typeof def;
+  }
+  return def.type;
+}
+
+/** Thrown when an operation's own output fails its schema: our bug, never the caller's. */
+export function outputError(op: Operation, issues: readonly z.core.$ZodIssue[]): EstateError {
+  const summary = issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+  return new EstateError('internal', `output of ${op.id} does not match its schema: ${summary}`);
+}

@@ -1,0 +1,28 @@
+import type { EstateContext, Principal } from './context.ts';
+import { isReply, type Operation } from './define-operation.ts';
+import { outputError, parseInput, type RawInput } from './parse-input.ts';
+
+export interface OperationResult {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * parse input → run the handler → check the output. Shared by the HTTP
+ * pipeline and the CLI's local mode, so both answer the same for the same
+ * input. Access control is the caller's (the server checks credentials; a
+ * local CLI user already holds the data dir).
+ */
+export async function runOperation(
+  op: Operation,
+  ctx: EstateContext,
+  raw: RawInput,
+  principal: Principal | undefined,
+): Promise<OperationResult> {
+  const input = parseInput(op, raw);
+  const answer = await op.handler({ ctx, input, principal });
+  const { status, body } = isReply(answer) ? answer : { status: op.status, body: answer };
+  const checked = op.output.safeParse(body);
+  if (!checked.success) throw outputError(op, checked.error.issues);
+  return { status, body: checked.data };
+}

@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { createContext } from '../../api/context.ts';
+import { assertDataDir, envSettings, loadConfig, resolveDataDir } from '../../config.ts';
+import { copyDemoEstate } from '../../core/demo-estate.ts';
+import { createKey } from '../../core/keys/key-store.ts';
+import { EstateError } from '../../errors.ts';
+import { projectRoot } from '../../project-root.ts';
+import { createApp } from '../../server/create-app.ts';
+import { listen } from '../../server/listen.ts';
+import { addDataDirOptions } from '../common-options.ts';
+import type { CliIO } from '../io.ts';
+
+interface ServeOptions {
+  dataDir?: string;
+  config?: string;
+  host?: string;
+  port?: string;
+  demo?: boolean;
+}
+
+export function serveCommand(io: CliIO): Command {
+  const cmd = new Command('serve')
+    .description('Serve the HTTP API over a data dir until SIGTERM or SIGINT')
+    .option('--host <host>', 'address to listen on (default: config serve.host, else 127.0.0.1)')
+    .option('--port <port>', 'port to listen on; 0 picks a free one (default: config serve.port, else 8080)')
+    .option('--demo', 'serve a temporary copy of the demo estate and print a demo key');
+  addDataDirOptions(cmd);
+  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n');
+  cmd.action(async (options: ServeOptions) => {
+    let tempDir: string | undefined;
+    let dataDir: string;
+    if (options.demo) {
+      tempDir = await mkdtemp(path.join(os.tmpdir(), 'estate-demo-'));
+      dataDir = path.join(tempDir, 'data');
+      await copyDemoEstate(path.join(projectRoot(), 'fixtures', 'demo-estate'), dataDir, new Date());
+    } else {
+      dataDir = resolveDataDir(options.dataDir, io.env);
+      assertDataDir(dataDir);
+    }
+    const config = loadConfig(dataDir, options.config);
+    const host = options.host ?? config.serve?.host ?? '127.0.0.1';
+    const port = parsePort(options.port ?? config.serve?.port ?? 8080);
+    const ctx = createContext(dataDir, config);
+    const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: (line) => io.stderr(`${JSON.stringify(line)}\n`) });
+    let running;
+    try {
+      running = await listen(app, { host, port });
+    } catch (err) {
+      throw new EstateError('io', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
+    }
+    io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
+    if (options.demo) {
+      const { key } = await createKey(dataDir, { userId: 'demo', name: 'demo key' });
+      io.stdout(`demo key (user "demo"): ${key}\n  try: curl -H 'X-API-Key: ${key}' ${running.url}/trends?limit=5\n`);
+    }
+    const signal = await io.stopSignal;
+    io.stderr(`estate: ${signal} received, draining requests\n`);
+    await running.close();
+    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+  });
+  return cmd;
+}
+
+function parsePort(value: string | number): number {
+  const port = typeof value === 'number' ? value : /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new EstateError('usage', `invalid --port ${value}: use 0-65535`);
+  return port;
+}

@@ -1,0 +1,10 @@
+/** What the CLI may touch of its process: tests pass their own. */
+export interface CliIO {
+  env: NodeJS.ProcessEnv;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Whether stdout is a terminal (tables in colour unless NO_COLOR). */
+  isTTY: boolean;
+  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
+  stopSignal: Promise<string>;
+}

@@ -1,0 +1,19 @@
+import { runCli } from './run-cli.ts';
+
+// The entry: the only place that touches process.argv, the real streams and
+// process exit status.
+const stopSignal = new Promise<string>((resolve) => {
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
+});
+
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  isTTY: Boolean(process.stdout.isTTY),
+  stopSignal,
+});
+process.exitCode = code;
+// Signal listeners keep nothing alive; stdout is flushed before the process ends.
+process.removeAllListeners('SIGTERM');
+process.removeAllListeners('SIGINT');

@@ -1,0 +1,64 @@
+import { Command } from 'commander';
+import type { Operation } from '../api/define-operation.ts';
+import { operations } from '../api/operations/index.ts';
+import type { OperationResult } from '../api/run-operation.ts';
+import { envSettings } from '../config.ts';
+import { VERSION } from '../version.ts';
+import { initCommand } from './commands/init.ts';
+import { keysCommand } from './commands/keys.ts';
+import { serveCommand } from './commands/serve.ts';
+import type { CliIO } from './io.ts';
+import { addOperationCommands } from './operation-commands.ts';
+import { render } from './render.ts';
+
+/**
+ * The whole command tree: one subcommand per operation of the API table, plus
+ * the commands that are not operations (serve, init, keys). Parsing never
+ * exits the process (exitOverride); output goes through `io`.
+ */
+export function buildProgram(io: CliIO): Command {
+  const color = io.isTTY && !envSettings(io.env).noColor;
+  const print = (body: unknown, options: { json?: boolean }, columns?: readonly string[]) => {
+    if (options.json) io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+    else io.stdout(`${render(body, { color, columns })}\n`);
+  };
+  const printResult = (op: Operation, result: OperationResult, options: { json?: boolean }) => {
+    print(result.body, options, op.cli ? op.cli.columns : undefined);
+  };
+
+  const program = new Command('estate')
+    .description('Operations toolkit for a self-run estate of nodes and agents')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Every read command mirrors an HTTP route and takes --json (the exact HTTP body),
+--data-dir DIR, and --url URL with --api-key KEY to ask a remote server instead.
+
+Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found.
+
+Examples:
+  $ estate init ~/estate && estate keys create --user alice
+  $ estate serve --data-dir ~/estate --port 8080
+  $ estate trends --limit 10 --json
+  $ estate events --url http://hub:8080 --api-key "$KEY"
+`,
+    );
+  program.addCommand(serveCommand(io));
+  program.addCommand(initCommand(io));
+  program.addCommand(keysCommand(io, print));
+  addOperationCommands(program, operations, io, printResult);
+
+  const configure = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      outputError: (s, write) => write(s.replace(/^error: /, 'estate: ')),
+    });
+    for (const sub of cmd.commands) configure(sub);
+  };
+  configure(program);
+  return program;
+}

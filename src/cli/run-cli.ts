@@ -1,0 +1,41 @@
+import { CommanderError } from 'commander';
+import { EstateError, type ValidationIssue } from '../errors.ts';
+import type { CliIO } from './io.ts';
+import { optionFlag } from './operation-commands.ts';
+import { buildProgram } from './program.ts';
+
+/** Runs one command line; resolves to the exit code. Never throws, never exits the process. */
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  const debug = argv.includes('--debug');
+  try {
+    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // commander has printed its message already; help and version are not failures.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    const error = err instanceof EstateError ? err : undefined;
+    io.stderr(`estate: ${error ? cliMessage(error) : String((err as Error)?.message ?? err)}\n`);
+    if (debug && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
+    if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${error.cause.stack}\n`);
+    return error ? error.exitCode : 1;
+  }
+}
+
+/** One line: a 422's issues are named by the option or argument they came from. */
+function cliMessage(err: EstateError): string {
+  if (err.code === 'internal' && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
+  if (err.code !== 'validation' || !err.issues?.length) return err.message;
+  const [first, ...rest] = err.issues as [ValidationIssue, ...ValidationIssue[]];
+  const more = rest.length ? ` (and ${rest.length} more problem${rest.length === 1 ? '' : 's'})` : '';
+  return `invalid ${nameOf(first.loc)}: ${first.msg}${more}`;
+}
+
+function nameOf(loc: readonly (string | number)[]): string {
+  const [where, field] = loc;
+  if (field === undefined) return String(where);
+  if (where === 'query' || where === 'body') return optionFlag(String(field));
+  if (where === 'path') return `<${String(field)}>`;
+  return loc.join('.');
+}

@@ -1,0 +1,133 @@
+import { readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { EstateError } from './errors.ts';
+import { isNotFound } from './core/fs-errors.ts';
+
+// Settings come from flags > environment > config file > defaults. This is
+// the only module (with the CLI entry) that reads the environment.
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+const timeoutMs = z.int().min(1).max(600_000);
+const cacheS = z.int().min(0).max(86_400);
+
+export const configSchema = z.strictObject({
+  node_name: z.string().min(1).max(200).optional(),
+  forge: z
+    .strictObject({
+      url: httpUrl,
+      token_env: envName.optional(),
+      timeout_ms: timeoutMs.default(5000),
+      cache_s: cacheS.default(30),
+    })
+    .optional(),
+  providers: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(100),
+        url: httpUrl,
+        timeout_ms: timeoutMs.default(3000),
+        expect_status: z.int().min(100).max(599).optional(),
+      }),
+    )
+    .max(100)
+    .default([]),
+  providers_cache_s: cacheS.default(60),
+  stats: z
+    .strictObject({
+      command: z.array(z.string().min(1)).min(1),
+      timeout_ms: timeoutMs.default(10_000),
+      cache_s: cacheS.default(300),
+    })
+    .optional(),
+  identity: z
+    .strictObject({
+      name: z.string().max(200).optional(),
+      tagline: z.string().max(500).optional(),
+      links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl })).max(50).default([]),
+    })
+    .optional(),
+  events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
+  serve: z
+    .strictObject({
+      host: z.string().min(1).optional(),
+      port: z.int().min(0).max(65_535).optional(),
+      cors_origins: z.array(z.string()).default([]),
+    })
+    .optional(),
+});
+
+export type EstateConfig = z.output<typeof configSchema>;
+
+export const CONFIG_FILE = 'estate.config.json';
+
+/** Where the data dir is: `--data-dir`, else `ESTATE_DATA_DIR`, else `$XDG_DATA_HOME/estate` (`~/.local/share/estate`). */
+export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (flag) return path.resolve(flag);
+  if (env.ESTATE_DATA_DIR) return path.resolve(env.ESTATE_DATA_DIR);
+  const xdg = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
+  return path.join(xdg, 'estate');
+}
+
+/** Fails with a usage error (exit 2) unless `dir` is an existing, readable directory. */
+export function assertDataDir(dir: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch (err) {
+    if (isNotFound(err)) throw new EstateError('usage', `data directory ${dir} does not exist (create one with: estate init ${dir})`);
+    throw new EstateError('usage', `data directory ${dir} is not readable: ${(err as Error).message}`);
+  }
+  if (!isDir) throw new EstateError('usage', `data directory ${dir} is not a directory`);
+}
+
+/**
+ * Reads and validates the config: `--config FILE` if given (it must exist),
+ * else `estate.config.json` in the data dir (optional). Every problem is
+ * reported with its path in the file.
+ */
+export function loadConfig(dataDir: string, configFlag?: string): EstateConfig {
+  const file = configFlag ? path.resolve(configFlag) : path.join(dataDir, CONFIG_FILE);
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (!isNotFound(err) || configFlag) throw new EstateError('usage', `cannot read config ${file}: ${(err as Error).message}`);
+  }
+  return parseConfig(text ?? '{}', file);
+}
+
+export function parseConfig(text: string, file: string): EstateConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new EstateError('usage', `config ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => {
+      const where = i.path.length ? i.path.join('.') : '(top level)';
+      return `${where}: ${i.message}`;
+    });
+    throw new EstateError('usage', `config ${file} is invalid: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** The credential and address settings that come from the environment. */
+export interface EnvSettings {
+  apiKey: string | undefined;
+  url: string | undefined;
+  noColor: boolean;
+}
+
+export function envSettings(env: NodeJS.ProcessEnv = process.env): EnvSettings {
+  return {
+    apiKey: env.ESTATE_API_KEY || undefined,
+    url: env.ESTATE_URL || undefined,
+    noColor: env.NO_COLOR !== undefined && env.NO_COLOR !== '',
+  };
+}

@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Replaces `file` with `content` so that readers see the old or the new file,
+ * never a partial one: write a temp file beside it, fsync, rename over.
+ */
+export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.chmod(mode);
+    await handle.sync();
+  } catch (err) {
+    await handle.close();
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,92 @@
+import { dataPath } from './data-files.ts';
+import { readLinesBackward } from './jsonl/read-lines-backward.ts';
+import { parseRecord } from './jsonl/parse-record.ts';
+
+export const BUILD_STATUSES = ['success', 'failure', 'cancelled'] as const;
+type BuildStatus = (typeof BUILD_STATUSES)[number];
+
+export interface StatusCounts {
+  total: number;
+  success: number;
+  failure: number;
+  cancelled: number;
+  /** success / (success + failure), cancelled builds aside; null with no finished build. */
+  success_rate: number | null;
+}
+
+export interface ProjectDigest extends StatusCounts {
+  project: string;
+  last_status: string;
+  last_ts: string;
+  avg_duration_s: number | null;
+}
+
+export interface BuildDigest extends StatusCounts {
+  days: number;
+  since: string;
+  until: string;
+  by_project: ProjectDigest[];
+  skipped_lines: number;
+}
+
+/**
+ * Totals and success rates of the builds that finished in the last `days`
+ * days, overall and per project (most builds first). The log is read
+ * backwards and reading stops at the first build older than the window, so
+ * the cost follows the window, not the log's age.
+ */
+export async function buildDigest(dataDir: string, days: number, now: Date): Promise<BuildDigest> {
+  const since = new Date(now.getTime() - days * 86_400_000);
+  const totals = emptyCounts();
+  const projects = new Map<string, ProjectDigest & { durations: number[] }>();
+  let skipped = 0;
+  for await (const line of readLinesBackward(dataPath(dataDir, 'builds'))) {
+    if (!line.trim()) continue;
+    const build = parseRecord(line);
+    const ts = typeof build?.ts === 'string' ? Date.parse(build.ts) : NaN;
+    if (!build || Number.isNaN(ts)) {
+      skipped++;
+      continue;
+    }
+    if (ts < since.getTime()) break;
+    if (ts > now.getTime()) continue;
+    const name = typeof build.project === 'string' ? build.project : '(unknown)';
+    const status = String(build.status);
+    let project = projects.get(name);
+    if (!project) {
+      project = { project: name, ...emptyCounts(), last_status: status, last_ts: String(build.ts), avg_duration_s: null, durations: [] };
+      projects.set(name, project);
+    }
+    count(totals, status);
+    count(project, status);
+    if (typeof build.duration_s === 'number' && Number.isFinite(build.duration_s)) project.durations.push(build.duration_s);
+  }
+  const byProject = [...projects.values()]
+    .map(({ durations, ...p }) => ({
+      ...withRate(p),
+      avg_duration_s: durations.length ? Math.round(durations.reduce((a, b) => a + b, 0) / durations.length) : null,
+    }))
+    .sort((a, b) => b.total - a.total || a.project.localeCompare(b.project));
+  return {
+    days,
+    since: since.toISOString(),
+    until: now.toISOString(),
+    ...withRate(totals),
+    by_project: byProject,
+    skipped_lines: skipped,
+  };
+}
+
+function emptyCounts(): StatusCounts {
+  return { total: 0, success: 0, failure: 0, cancelled: 0, success_rate: null };
+}
+
+function count(c: StatusCounts, status: string): void {
+  c.total++;
+  if ((BUILD_STATUSES as readonly string[]).includes(status)) c[status as BuildStatus]++;
+}
+
+function withRate<T extends StatusCounts>(c: T): T {
+  const finished = c.success + c.failure;
+  return { ...c, success_rate: finished ? Math.round((c.success / finished) * 1000) / 1000 : null };
+}

@@ -1,0 +1,128 @@
+import { readStateDocument, type StateDocument } from './state-files.ts';
+
+export interface EstateEvent {
+  ts: string;
+  kind: 'heartbeat' | 'node_stale' | 'score';
+  source: 'heartbeat' | 'scoreboard';
+  subject: string;
+  message: string;
+}
+
+export interface EventList {
+  items: EstateEvent[];
+  count: number;
+  limit: number;
+  stale_after_s: number;
+  /** Entries of the state files that had no usable name or time. */
+  skipped_entries: number;
+  /** State files that exist but could not be read as events. */
+  errors: string[];
+}
+
+type Entry = Record<string, unknown>;
+
+/**
+ * Events derived from `state/heartbeat.json` and `state/scoreboard.json`,
+ * newest first. Accepted shapes (docs/data-dir.md):
+ * heartbeat `{"nodes": [{name, last_seen, status}]}`, `{"nodes": {NAME: {...}}}` or a bare array;
+ * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
+ * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
+ */
+export async function estateEvents(dataDir: string, limit: number, staleAfterS: number, now: Date): Promise<EventList> {
+  const [heartbeat, scoreboard] = await Promise.all([
+    readStateDocument(dataDir, 'heartbeat'),
+    readStateDocument(dataDir, 'scoreboard'),
+  ]);
+  const events: EstateEvent[] = [];
+  const errors: string[] = [];
+  let skipped = 0;
+
+  for (const node of entriesOf(heartbeat, ['nodes', 'entries'], errors)) {
+    const name = nameOf(node);
+    const seen = timeOf(node.last_seen ?? node.ts);
+    if (!name || seen === undefined) {
+      skipped++;
+      continue;
+    }
+    const status = typeof node.status === 'string' ? node.status : 'unknown';
+    events.push({ ts: new Date(seen).toISOString(), kind: 'heartbeat', source: 'heartbeat', subject: name, message: `${name} reported ${status}` });
+    const silentMs = now.getTime() - seen;
+    if (silentMs > staleAfterS * 1000) {
+      events.push({
+        ts: new Date(seen + staleAfterS * 1000).toISOString(),
+        kind: 'node_stale',
+        source: 'heartbeat',
+        subject: name,
+        message: `${name} has not been seen for ${formatDuration(silentMs)}`,
+      });
+    }
+  }
+
+  for (const entry of entriesOf(scoreboard, ['entries', 'scores'], errors)) {
+    const name = nameOf(entry);
+    const ts = timeOf(entry.ts ?? entry.updated_at);
+    if (!name || ts === undefined) {
+      skipped++;
+      continue;
+    }
+    const delta = typeof entry.delta === 'number' && entry.delta !== 0 ? ` (${entry.delta > 0 ? '+' : ''}${entry.delta})` : '';
+    events.push({
+      ts: new Date(ts).toISOString(),
+      kind: 'score',
+      source: 'scoreboard',
+      subject: name,
+      message: `${name} scored ${String(entry.score ?? 'n/a')}${delta}`,
+    });
+  }
+
+  events.sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : a.subject.localeCompare(b.subject)));
+  const items = events.slice(0, limit);
+  return { items, count: items.length, limit, stale_after_s: staleAfterS, skipped_entries: skipped, errors };
+}
+
+function entriesOf(doc: StateDocument, keys: string[], errors: string[]): Entry[] {
+  if (!doc.exists) return [];
+  if (doc.error) {
+    errors.push(`state/${doc.name}.json: ${doc.error}`);
+    return [];
+  }
+  let list: unknown = doc.data;
+  if (isObject(list)) {
+    const key = keys.find((k) => k in (list as Entry));
+    if (key === undefined) {
+      errors.push(`state/${doc.name}.json: expected a "${keys[0]}" list`);
+      return [];
+    }
+    list = (list as Entry)[key];
+  }
+  if (Array.isArray(list)) return list.filter(isObject);
+  if (isObject(list)) return Object.entries(list).map(([name, v]) => (isObject(v) ? { name, ...v } : { name, score: v }));
+  errors.push(`state/${doc.name}.json: expected a list of entries`);
+  return [];
+}
+
+function isObject(v: unknown): v is Entry {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function nameOf(e: Entry): string | undefined {
+  const name = e.name ?? e.node ?? e.agent;
+  return typeof name === 'string' && name ? name : undefined;
+}
+
+function timeOf(v: unknown): number | undefined {
+  const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v * (v < 1e12 ? 1000 : 1) : NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** 10800000 → `3h 0m`. */
+export function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `${d}d ${h}h`;
+  if (h) return `${h}h ${m}m`;
+  if (m) return `${m}m`;
+  return `${s}s`;
+}

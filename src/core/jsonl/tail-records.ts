@@ -1,0 +1,42 @@
+import { parseRecord, type JsonRecord } from './parse-record.ts';
+import { readLinesBackward } from './read-lines-backward.ts';
+
+export interface TailResult {
+  /** Newest first. */
+  records: JsonRecord[];
+  /** Lines passed over on the way because they were not JSON objects. */
+  skipped: number;
+}
+
+export interface TailOptions {
+  /** Keep only records for which this is true. */
+  where?: (record: JsonRecord) => boolean;
+  /** Stop reading (before `limit` is reached) at the first record for which this is true. */
+  until?: (record: JsonRecord) => boolean;
+}
+
+/**
+ * The newest `limit` records of a JSONL log, newest first, read backwards
+ * from the end: O(limit) for an unfiltered read, whatever the file's size.
+ *
+ * @example
+ *   const { records, skipped } = await tailRecords(path.join(dir, 'trends.jsonl'), 100);
+ */
+export async function tailRecords(file: string, limit: number, options: TailOptions = {}): Promise<TailResult> {
+  const records: JsonRecord[] = [];
+  let skipped = 0;
+  if (limit <= 0) return { records, skipped };
+  for await (const line of readLinesBackward(file)) {
+    if (!line.trim()) continue;
+    const record = parseRecord(line);
+    if (!record) {
+      skipped++;
+      continue;
+    }
+    if (options.until?.(record)) break;
+    if (options.where && !options.where(record)) continue;
+    records.push(record);
+    if (records.length >= limit) break;
+  }
+  return { records, skipped };
+}

@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EstateContext, Principal } from '../api/context.ts';
+import type { Operation } from '../api/define-operation.ts';
+import { runOperation } from '../api/run-operation.ts';
+import type { Authenticator } from '../core/keys/authenticator.ts';
+import { EstateError, errorBody, toEstateError } from '../errors.ts';
+import { presentedSecret } from './credentials.ts';
+import { readJsonBody } from './read-body.ts';
+import { Router } from './router.ts';
+import { sendError, sendJson, sendText } from './send.ts';
+
+/** A route that is not an API operation (docs assets, the OpenAPI document, streams). */
+export interface RawRoute {
+  method: 'GET';
+  path: string;
+  handle: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => void | Promise<void>;
+}
+
+export interface HandlerOptions {
+  authenticate: Authenticator;
+  rawRoutes?: readonly RawRoute[];
+  /** Called with every error that is ours (500), with its cause. */
+  onInternalError?: (err: EstateError, req: IncomingMessage) => void;
+}
+
+type Entry = { kind: 'op'; op: Operation } | { kind: 'raw'; route: RawRoute };
+
+/**
+ * The whole HTTP API as a `(req, res)` function, with no socket of its own.
+ * One pipeline per request: match → access → parse input → run → check output → send.
+ */
+export function createHandler(ops: readonly Operation[], ctx: EstateContext, options: HandlerOptions) {
+  const router = new Router<Entry>();
+  for (const route of options.rawRoutes ?? []) router.add(route.method, route.path, { kind: 'raw', route });
+  for (const op of ops) router.add(op.method, op.path, { kind: 'op', op });
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const pathname = q === -1 ? url : url.slice(0, q);
+      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+      const match = router.match(req.method ?? 'GET', pathname);
+      if (match.kind === 'not_found') throw new EstateError('not_found', 'Not Found');
+      if (match.kind === 'wrong_method') {
+        throw new EstateError('method_not_allowed', 'Method Not Allowed', { headers: { Allow: match.allowed.join(', ') } });
+      }
+      const entry = match.value;
+      if (entry.kind === 'raw') return await entry.route.handle(req, res, match.params);
+
+      const { op } = entry;
+      const principal = authorize(op, options.authenticate, presentedSecret(req, query));
+      const body = op.input.body ? await readJsonBody(req) : undefined;
+      const result = await runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
+      if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
+      else sendJson(req, res, result.status, result.body);
+    } catch (err) {
+      const error = toEstateError(err);
+      if (error.status >= 500) options.onInternalError?.(error, req);
+      sendError(req, res, error, errorBody(error));
+    }
+  };
+}
+
+/** Checks the credential against the operation's access; 403 before any input is read. */
+function authorize(op: Operation, authenticate: Authenticator, secret: string | undefined): Principal | undefined {
+  if (op.access === 'public') return undefined;
+  if (secret === undefined) {
+    if (op.access === 'user') return undefined;
+    throw new EstateError('forbidden', 'Not authenticated: send an API key (X-API-Key or ?api_key=) or a bearer token');
+  }
+  const principal = authenticate(secret);
+  if (!principal) throw new EstateError('forbidden', 'Invalid credential');
+  return principal;
+}
