@@ -32,7 +32,9 @@ export function parseInput(op: Operation, raw: RawInput): Erased {
   const query = parse('query', op.input.query, op.input.query ? coerceQuery(op.input.query, raw.query ?? {}) : {});
   let body: Record<string, unknown> = {};
   if (op.input.body) {
-    if (raw.body === null || typeof raw.body !== 'object' || Array.isArray(raw.body)) {
+    if (raw.body === undefined) {
+      issues.push({ loc: ['body'], msg: 'Field required', type: 'missing' });
+    } else if (raw.body === null || typeof raw.body !== 'object' || Array.isArray(raw.body)) {
       issues.push({ loc: ['body'], msg: 'Input should be a valid dictionary or object', type: 'dict_type' });
     } else {
       body = parse('body', op.input.body, raw.body);

@@ -64,10 +64,9 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       for (const [k, v] of Object.entries(op.input.body?.shape ?? {})) fields.set(k, v as z.ZodType);
     }
     for (const [field, schema] of fields) {
-      const opt = new Option(`${optionFlag(field)} <value>`, describe(schema));
       const fallback = defaultOf(schema);
-      if (fallback !== undefined) opt.default(undefined, String(fallback));
-      cmd.addOption(opt);
+      const text = [describe(schema), fallback === undefined ? '' : `(default: ${String(fallback)})`].filter(Boolean).join(' ');
+      cmd.addOption(new Option(`${optionFlag(field)} <value>`, text));
     }
     addCommonOptions(cmd);
     const examples = variants.flatMap(([, op]) => (op.cli ? op.cli.examples : []));

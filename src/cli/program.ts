@@ -29,6 +29,7 @@ export function buildProgram(io: CliIO): Command {
   const program = new Command('estate')
     .description('Operations toolkit for a self-run estate of nodes and agents')
     .version(VERSION, '-V, --version')
+    .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',

@@ -1,0 +1,18 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { initDataDir } from '../../src/core/init-data-dir.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const DEMO_FIXTURE = path.join(ROOT, 'fixtures', 'demo-estate');
+
+/** A fresh data dir in a temp folder, removed after the test: empty, or a copy of a fixture. */
+export async function tempDataDir(t: Pick<TestContext, 'after'>, fixture?: string): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'estate-test-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const dir = path.join(root, 'data');
+  if (fixture) await cp(fixture, dir, { recursive: true });
+  else await initDataDir(dir);
+  return dir;
+}

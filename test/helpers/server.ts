@@ -1,0 +1,53 @@
+import type { TestContext } from 'node:test';
+import { createContext, type EstateContext } from '../../src/api/context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createKey } from '../../src/core/keys/key-store.ts';
+import { createApp } from '../../src/server/create-app.ts';
+import { listen } from '../../src/server/listen.ts';
+
+export interface TestServer {
+  url: string;
+  ctx: EstateContext;
+  /** fetch against the server: `get('/trends?limit=5', { 'X-API-Key': key })`. */
+  get: (path: string, headers?: Record<string, string>) => Promise<TestResponse>;
+  request: (method: string, path: string, options?: { headers?: Record<string, string>; body?: string | object }) => Promise<TestResponse>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  json: any;
+}
+
+/** The real estate server on 127.0.0.1, port 0, closed after the test. */
+export async function startServer(
+  t: Pick<TestContext, 'after'>,
+  dataDir: string,
+  options: { envApiKey?: string; now?: () => Date } = {},
+): Promise<TestServer> {
+  const ctx = createContext(dataDir, loadConfig(dataDir));
+  if (options.now) ctx.now = options.now;
+  const running = await listen(createApp(ctx, { envApiKey: options.envApiKey }), { host: '127.0.0.1', port: 0 });
+  t.after(() => running.close());
+  const request: TestServer['request'] = async (method, path, opts = {}) => {
+    const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const headers = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
+    const res = await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, json };
+  };
+  return { url: running.url, ctx, request, get: (path, headers) => request('GET', path, { headers }) };
+}
+
+/** A new API key of `user` in the data dir. */
+export async function newKey(dataDir: string, user = 'alice'): Promise<string> {
+  return (await createKey(dataDir, { userId: user })).key;
+}
