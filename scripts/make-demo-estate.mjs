@@ -598,8 +598,15 @@ function genMisc() {
   ].map(([name, description]) => ({ name, url: `https://git.example.org/${name}`, description }));
   writeJson('repos.json', repos);
 
+  // The external sources are unreachable on purpose (nothing listens on
+  // loopback port 2, a privileged port no service uses) and there is no
+  // statistics command: the demo shows how estate answers when the forge and
+  // a provider are down.
   writeJson('estate.config.json', {
     node_name: 'hub',
+    forge: { url: 'http://127.0.0.1:2', timeout_ms: 1000, cache_s: 30 },
+    providers: [{ name: 'ollama', url: 'http://127.0.0.1:2/api/tags', timeout_ms: 1000, expect_status: 200 }],
+    providers_cache_s: 30,
     identity: {
       name: 'The Demo Estate',
       tagline: 'A small estate of nodes and agents, tended in the open.',

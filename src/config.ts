@@ -9,35 +9,57 @@ import { isNotFound } from './core/fs-errors.ts';
 // the only module (with the CLI entry) that reads the environment.
 
 const httpUrl = z.url({ protocol: /^https?$/ });
+/** A URL estate calls: secrets never sit in it (they come from environment variables). */
+const sourceUrl = httpUrl.refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
+  message: 'must not contain credentials (name an environment variable that holds them instead)',
+});
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
 const timeoutMs = z.int().min(1).max(600_000);
 const cacheS = z.int().min(0).max(86_400);
+
+export const DEFAULT_FORGE_TOKEN_ENV = 'FORGEJO_TOKEN';
+
+const providerSchema = z.strictObject({
+  name: z.string().min(1).max(100),
+  url: sourceUrl,
+  timeout_ms: timeoutMs.default(3000),
+  expect_status: z.int().min(100).max(599).optional(),
+});
 
 export const configSchema = z.strictObject({
   node_name: z.string().min(1).max(200).optional(),
   forge: z
     .strictObject({
-      url: httpUrl,
-      token_env: envName.optional(),
+      /** Base URL of the forge (not its /api/v1). */
+      url: sourceUrl,
+      /** The environment variable that holds the forge's access token. */
+      token_env: envName.default(DEFAULT_FORGE_TOKEN_ENV),
+      /** Bounds each request to the forge; a paginated listing as a whole gets three times this. */
       timeout_ms: timeoutMs.default(5000),
       cache_s: cacheS.default(30),
     })
     .optional(),
   providers: z
-    .array(
-      z.strictObject({
-        name: z.string().min(1).max(100),
-        url: httpUrl,
-        timeout_ms: timeoutMs.default(3000),
-        expect_status: z.int().min(100).max(599).optional(),
-      }),
-    )
+    .array(providerSchema)
     .max(100)
-    .default([]),
+    .default([])
+    .superRefine(
+      (providers, ctx) => {
+        // Runs even when some entry is invalid (`when`), so every problem is reported at once.
+        const seen = new Set<unknown>();
+        providers.forEach((p: { name?: unknown } | null, i) => {
+          const name = p?.name;
+          if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate provider name "${name}"` });
+          seen.add(name);
+        });
+      },
+      { when: (payload) => Array.isArray(payload.value) },
+    ),
   providers_cache_s: cacheS.default(60),
   stats: z
     .strictObject({
-      command: z.array(z.string().min(1)).min(1),
+      /** argv, never a shell string; a relative program path resolves against the data dir (also the working directory). */
+      command: z.array(z.string().min(1).max(4096)).min(1).max(100),
       timeout_ms: timeoutMs.default(10_000),
       cache_s: cacheS.default(300),
     })
@@ -60,6 +82,9 @@ export const configSchema = z.strictObject({
 });
 
 export type EstateConfig = z.output<typeof configSchema>;
+export type ForgeConfig = NonNullable<EstateConfig['forge']>;
+export type ProviderConfig = EstateConfig['providers'][number];
+export type StatsConfig = NonNullable<EstateConfig['stats']>;
 
 export const CONFIG_FILE = 'estate.config.json';
 
@@ -108,13 +133,25 @@ export function parseConfig(text: string, file: string): EstateConfig {
   }
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => {
-      const where = i.path.length ? i.path.join('.') : '(top level)';
-      return `${where}: ${i.message}`;
+    const problems = parsed.error.issues.flatMap((i) => {
+      const where = (extra: PropertyKey[] = []) => [...i.path, ...extra].map(String).join('.') || '(top level)';
+      if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${where([k])}: unknown key`);
+      return [`${where()}: ${i.message}`];
     });
     throw new EstateError('usage', `config ${file} is invalid: ${problems.join('; ')}`);
   }
   return parsed.data;
+}
+
+/** Secrets named by the config, read from the environment (never from the config file). */
+export interface Secrets {
+  /** The forge token, from the variable named by `forge.token_env`; undefined when unset or empty. */
+  forgeToken: string | undefined;
+}
+
+export function resolveSecrets(config: EstateConfig, env: NodeJS.ProcessEnv = process.env): Secrets {
+  const name = config.forge?.token_env;
+  return { forgeToken: (name && env[name]) || undefined };
 }
 
 /** The credential and address settings that come from the environment. */

@@ -113,3 +113,16 @@ test('--json output is the operation body, for every read command on the demo es
     check(r.json);
   }
 });
+
+test('a reader that closes the pipe early ends the output quietly (no EPIPE stack trace)', async () => {
+  const { spawn } = await import('node:child_process');
+  const { BIN } = await import('./helpers/cli.ts');
+  const child = spawn(process.execPath, [BIN, 'openapi'], { env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  child.stdout.destroy();
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0);
+  assert.equal(stderr, '');
+});

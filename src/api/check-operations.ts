@@ -25,7 +25,13 @@ export function checkOperations(ops: readonly Operation[]): readonly Operation[]
     }
     if (op.cli) {
       const args = op.cli.args ?? [];
-      for (const a of args) if (!params.includes(a)) throw new Error(`operations table: ${op.id}: CLI argument ${a} is not a path parameter`);
+      // `owner/repo` is one argument that fills two path parameters.
+      for (const a of args) {
+        for (const part of a.split('/')) {
+          if (params.includes(part)) continue;
+          throw new Error(`operations table: ${op.id}: CLI argument ${a}${part === a ? '' : ` names ${part}, which`} is not a path parameter`);
+        }
+      }
       // Two operations may share a command when they differ by argument count (`state` / `state NAME`).
       const key = `${op.cli.command}#${args.length}`;
       const other = commands.get(key);

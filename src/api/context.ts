@@ -1,4 +1,8 @@
-import type { EstateConfig } from '../config.ts';
+import { resolveSecrets, type EstateConfig } from '../config.ts';
+import { createExternalSources, type ExternalSources } from '../core/external-sources.ts';
+import { entryLog } from '../core/publishing.ts';
+import type { RecordLog } from '../core/record-log.ts';
+import { completionLog } from '../core/work.ts';
 
 /** What every operation handler may use: the data dir and settings, never a socket or a terminal. */
 export interface EstateContext {
@@ -7,6 +11,15 @@ export interface EstateContext {
   /** When this process started (the server's uptime counts from it). */
   startedAt: Date;
   now: () => Date;
+  /** Secrets and caches of the sources estate does not own (forge, providers, statistics): one per context. */
+  sources: ExternalSources;
+  /** The logs estate writes, each with its in-memory index: one per context (the server's serves every request, a CLI run has its own). */
+  logs: EstateLogs;
+}
+
+export interface EstateLogs {
+  completions: RecordLog;
+  entries: RecordLog;
 }
 
 export type Scope = 'read' | 'write';
@@ -19,6 +32,9 @@ export interface Principal {
   scopes: readonly Scope[];
 }
 
-export function createContext(dataDir: string, config: EstateConfig): EstateContext {
-  return { dataDir, config, startedAt: new Date(), now: () => new Date() };
+/** `env` supplies the secrets the config names (default: the process environment, read by config.ts). */
+export function createContext(dataDir: string, config: EstateConfig, env?: NodeJS.ProcessEnv): EstateContext {
+  const sources = createExternalSources(config, resolveSecrets(config, env));
+  const logs = { completions: completionLog(dataDir), entries: entryLog(dataDir) };
+  return { dataDir, config, startedAt: new Date(), now: () => new Date(), sources, logs };
 }

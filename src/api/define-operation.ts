@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { EstateContext, Principal } from './context.ts';
+import type { EstateContext, Principal, Scope } from './context.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 
@@ -39,8 +39,14 @@ export function reply<T>(status: number, body: T): Reply<T> {
 export interface CliSpec {
   /** Words after `estate`, e.g. `trends latest`. */
   command: string;
-  /** Path parameters taken as positional arguments, in order. */
+  /**
+   * Path parameters taken as positional arguments, in order. An entry that
+   * joins parameters with `/` (`owner/repo`) is one argument split on `/`
+   * into those parameters (`estate forge issues estate/infra`).
+   */
   args?: string[];
+  /** A progress line shown on stderr (on a terminal only) while the command waits, for operations that ask remote sources. */
+  progress?: string;
   /** Columns for the table view of `items` (default: the keys of the first rows). */
   columns?: string[];
   /** One or more example invocations, shown in --help and the man page. */
@@ -53,6 +59,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   /** OpenAPI form: `/state/{file_name}`. */
   path: string;
   access: Access;
+  /** The scope a credential needs (default: `read` for GET, `write` for POST and DELETE). */
+  scope?: Scope;
   summary: string;
   description?: string;
   tag: string;
@@ -62,6 +70,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   status?: number;
   /** Error statuses this route can answer besides 403/422 (for the OpenAPI document). */
   errors?: number[];
+  /** Other success statuses the handler answers with `reply()`, with the same body schema (200 on an identical replay of a 201 route). */
+  replies?: number[];
   /** `text/html` routes return a string. */
   produces?: 'application/json' | 'text/html';
   handler: (call: Call<P, Q, B>) => Promise<z.output<O> | Reply<z.output<O>>> | z.output<O> | Reply<z.output<O>>;
@@ -74,6 +84,7 @@ export interface Operation {
   method: Method;
   path: string;
   access: Access;
+  scope: Scope;
   summary: string;
   description: string | undefined;
   tag: string;
@@ -81,6 +92,7 @@ export interface Operation {
   output: z.ZodType;
   status: number;
   errors: number[];
+  replies: number[];
   produces: 'application/json' | 'text/html';
   handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
   cli: CliSpec | false;
@@ -108,6 +120,7 @@ export function defineOperation<
     method: spec.method,
     path: spec.path,
     access: spec.access,
+    scope: spec.scope ?? (spec.method === 'GET' ? 'read' : 'write'),
     summary: spec.summary,
     description: spec.description,
     tag: spec.tag,
@@ -115,6 +128,7 @@ export function defineOperation<
     output: spec.output,
     status: spec.status ?? 200,
     errors: spec.errors ?? [],
+    replies: spec.replies ?? [],
     produces: spec.produces ?? 'application/json',
     handler: spec.handler as Operation['handler'],
     cli: spec.cli,

@@ -5,6 +5,8 @@ export interface CliIO {
   stderr: (text: string) => void;
   /** Whether stdout is a terminal (tables in colour unless NO_COLOR). */
   isTTY: boolean;
+  /** Whether stderr is a terminal (progress lines are drawn only there). */
+  stderrIsTTY?: boolean;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
   stopSignal: Promise<string>;
 }

@@ -2,6 +2,12 @@ import { runCli } from './run-cli.ts';
 
 // The entry: the only place that touches process.argv, the real streams and
 // process exit status.
+// A reader that goes away (`estate openapi | head`) ends the output, not in a crash.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const stopSignal = new Promise<string>((resolve) => {
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
 });
@@ -11,6 +17,7 @@ const code = await runCli(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   isTTY: Boolean(process.stdout.isTTY),
+  stderrIsTTY: Boolean(process.stderr.isTTY),
   stopSignal,
 });
 process.exitCode = code;

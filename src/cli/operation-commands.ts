@@ -1,20 +1,48 @@
 import { Command, Option } from 'commander';
 import type { z } from 'zod';
+import type { EstateContext, Principal } from '../api/context.ts';
 import type { Operation } from '../api/define-operation.ts';
 import type { RawInput } from '../api/parse-input.ts';
 import { runOperation, type OperationResult } from '../api/run-operation.ts';
+import { assertUserId, SCOPES } from '../core/keys/key-store.ts';
+import { EstateError, validationError } from '../errors.ts';
 import { addCommonOptions, type CommonOptions, localContext, remoteTarget } from './common-options.ts';
 import type { CliIO } from './io.ts';
-import { remoteCall } from './remote-call.ts';
+import { startProgress } from './progress.ts';
+import { remoteCall, type RemoteTarget } from './remote-call.ts';
 
-/** `max_chars` → `--max-chars`. */
+/** Options every operation command has; an input field of the same name is offered as `--entry-<name>` (`url` → `--entry-url`). */
+const COMMON_NAMES = new Set(['url', 'api-key', 'json', 'data-dir', 'config', 'debug']);
+
+/** `max_chars` → `--max-chars`; `url` → `--entry-url` (see COMMON_NAMES). */
 export function optionFlag(field: string): string {
-  return `--${field.replace(/_/g, '-')}`;
+  const name = field.replace(/_/g, '-');
+  return `--${COMMON_NAMES.has(name) ? `entry-${name}` : name}`;
 }
 
-/** `max_chars` → `maxChars`, as commander names the parsed option. */
+/** `max_chars` → `maxChars`, as commander names the parsed option of optionFlag(field). */
 function optionKey(field: string): string {
-  return field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  return optionFlag(field)
+    .slice(2)
+    .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** What a command extension sees of the run it follows. */
+export interface CommandRun {
+  op: Operation;
+  raw: RawInput;
+  result: OperationResult;
+  options: CommonOptions & Record<string, unknown>;
+  /** The server called, in remote mode. */
+  remote: RemoteTarget | undefined;
+  /** The local context the operation ran with, in local mode. */
+  ctx: EstateContext | undefined;
+}
+
+/** Extra options of one operation command and what they do once its answer is printed (`work feed --follow`). */
+export interface CommandExtension {
+  options: Option[];
+  after: (run: CommandRun) => Promise<void>;
 }
 
 interface Node {
@@ -28,7 +56,14 @@ interface Node {
  * positional arguments, query and body fields as options) under `program`.
  * Each runs the operation locally against the data dir, or remotely with --url.
  */
-export function addOperationCommands(program: Command, ops: readonly Operation[], io: CliIO, print: (op: Operation, result: OperationResult, options: CommonOptions) => void): void {
+export function addOperationCommands(
+  program: Command,
+  ops: readonly Operation[],
+  io: CliIO,
+  print: (op: Operation, result: OperationResult, options: CommonOptions) => void,
+  /** By `cli.command` words. */
+  extensions: Readonly<Record<string, CommandExtension>> = {},
+): void {
   const nodes = new Map<string, Node>();
   const nodeFor = (words: string[]): Node => {
     const key = words.join(' ');
@@ -55,7 +90,11 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     cmd.description(variants.map(([, op]) => op.summary).join('; or, with an argument: '));
     (widest.cli ? (widest.cli.args ?? []) : []).forEach((arg, i) => {
       const required = i < fewest;
-      const desc = describe(widest.input.path?.shape[arg]);
+      const desc = arg
+        .split('/')
+        .map((name) => describe(widest.input.path?.shape[name]))
+        .filter(Boolean)
+        .join(' ');
       cmd.argument(required ? `<${arg}>` : `[${arg}]`, desc);
     });
     const fields = new Map<string, z.ZodType>();
@@ -68,6 +107,11 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       const text = [describe(schema), fallback === undefined ? '' : `(default: ${String(fallback)})`].filter(Boolean).join(' ');
       cmd.addOption(new Option(`${optionFlag(field)} <value>`, text));
     }
+    if (variants.some(([, op]) => op.access === 'user')) {
+      cmd.addOption(new Option('--user <user>', 'the user to act as, required locally (with --url the credential decides, and this is ignored)'));
+    }
+    const extension = main.cli ? extensions[main.cli.command] : undefined;
+    for (const option of extension?.options ?? []) cmd.addOption(option);
     addCommonOptions(cmd);
     const examples = variants.flatMap(([, op]) => (op.cli ? op.cli.examples : []));
     cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
@@ -77,8 +121,17 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       const op = node.variants.get(positional.length) ?? main;
       const raw = rawInput(op, positional, options);
       const target = remoteTarget(options, io);
-      const result = target ? await remoteCall(op, target, raw) : await runOperation(op, localContext(options, io), raw, undefined);
+      const stopProgress = startProgress(io, op.cli ? op.cli.progress : undefined);
+      let result: OperationResult;
+      let ctx: EstateContext | undefined;
+      try {
+        if (target) result = await remoteCall(op, target, raw);
+        else result = await runOperation(op, (ctx = localContext(options, io)), raw, localPrincipal(op, options.user));
+      } finally {
+        stopProgress();
+      }
       print(op, result, options);
+      await extension?.after({ op, raw, result, options, remote: target, ctx });
     });
   }
 }
@@ -86,7 +139,8 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
 function rawInput(op: Operation, positional: string[], options: Record<string, unknown>): RawInput {
   const path: Record<string, string> = {};
   (op.cli ? (op.cli.args ?? []) : []).forEach((arg, i) => {
-    if (positional[i] !== undefined) path[arg] = positional[i];
+    const value = positional[i];
+    if (value !== undefined) Object.assign(path, splitArgument(arg, value));
   });
   const query: Record<string, string | undefined> = {};
   for (const field of Object.keys(op.input.query?.shape ?? {})) {
@@ -96,12 +150,50 @@ function rawInput(op: Operation, positional: string[], options: Record<string, u
   let body: Record<string, unknown> | undefined;
   if (op.input.body) {
     body = {};
-    for (const field of Object.keys(op.input.body.shape)) {
+    for (const [field, schema] of Object.entries(op.input.body.shape)) {
       const value = options[optionKey(field)];
-      if (typeof value === 'string') body[field] = value;
+      if (typeof value === 'string') body[field] = isObjectField(schema as z.ZodType) ? parseJsonOption(field, value) : value;
     }
   }
   return { path, query, body };
+}
+
+/** One positional argument as path parameters: `owner/repo` splits `estate/infra` into owner and repo. */
+function splitArgument(arg: string, value: string): Record<string, string> {
+  const names = arg.split('/');
+  if (names.length === 1) return { [arg]: value };
+  const parts = value.split('/');
+  if (parts.length !== names.length || parts.some((p) => !p)) {
+    throw new EstateError('usage', `<${arg}> must look like ${names.map((n) => n.toUpperCase()).join('/')}, not "${value}"`);
+  }
+  return Object.fromEntries(names.map((name, i) => [name, parts[i] as string]));
+}
+
+/**
+ * Locally, a `user` operation acts as the user named by --user, with every
+ * scope (whoever holds the data dir holds every key); other operations have no user.
+ */
+function localPrincipal(op: Operation, user: string | undefined): Principal | undefined {
+  if (op.access !== 'user') return undefined;
+  const command = op.cli ? op.cli.command : op.id;
+  if (user === undefined) throw new EstateError('usage', `${command} needs --user USER locally (with --url, the credential decides the user)`);
+  assertUserId(user);
+  return { userId: user, keyId: 'local', scopes: SCOPES };
+}
+
+/** Body fields that hold a JSON object are typed on the command line as JSON text. */
+function isObjectField(schema: z.ZodType): boolean {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  while (def.innerType && (def.type === 'optional' || def.type === 'default' || def.type === 'nullable')) def = def.innerType._zod.def as typeof def;
+  return def.type === 'record' || def.type === 'object';
+}
+
+function parseJsonOption(field: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationError([{ loc: ['body', field], msg: 'Invalid JSON: give a JSON object, like \'{"key": 1}\'', type: 'json_invalid' }]);
+  }
 }
 
 function describe(schema: z.ZodType | undefined): string {

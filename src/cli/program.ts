@@ -4,9 +4,15 @@ import { operations } from '../api/operations/index.ts';
 import type { OperationResult } from '../api/run-operation.ts';
 import { envSettings } from '../config.ts';
 import { VERSION } from '../version.ts';
+import { doctorCommand } from './commands/doctor.ts';
 import { initCommand } from './commands/init.ts';
 import { keysCommand } from './commands/keys.ts';
+import { manCommand } from './commands/man.ts';
+import { openapiCommand } from './commands/openapi.ts';
 import { serveCommand } from './commands/serve.ts';
+import { tokenCommand } from './commands/token.ts';
+import { addGroupExamples } from './help-examples.ts';
+import { followExtension } from './follow.ts';
 import type { CliIO } from './io.ts';
 import { addOperationCommands } from './operation-commands.ts';
 import { render } from './render.ts';
@@ -23,6 +29,8 @@ export function buildProgram(io: CliIO): Command {
     else io.stdout(`${render(body, { color, columns })}\n`);
   };
   const printResult = (op: Operation, result: OperationResult, options: { json?: boolean }) => {
+    // No body (204): nothing on stdout, exactly as the HTTP answer.
+    if (result.body === undefined) return;
     print(result.body, options, op.cli ? op.cli.columns : undefined);
   };
 
@@ -49,7 +57,12 @@ Examples:
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
   program.addCommand(keysCommand(io, print));
-  addOperationCommands(program, operations, io, printResult);
+  program.addCommand(tokenCommand(io));
+  addOperationCommands(program, operations, io, printResult, { 'work feed': followExtension(io) });
+  program.addCommand(doctorCommand(io));
+  program.addCommand(openapiCommand(io));
+  program.addCommand(manCommand(io, () => program), { hidden: true });
+  addGroupExamples(program);
 
   const configure = (cmd: Command) => {
     cmd.exitOverride();

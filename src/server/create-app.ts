@@ -2,18 +2,42 @@ import type { EstateContext } from '../api/context.ts';
 import { operations } from '../api/operations/index.ts';
 import { createAuthenticator } from '../core/keys/authenticator.ts';
 import type { EstateError } from '../errors.ts';
+import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { createHandler } from './handler.ts';
+import { pageRoutes } from './html/page-routes.ts';
+import { createWorkStream } from './work-stream.ts';
 
 export interface AppOptions {
   envApiKey?: string | undefined;
   log?: (line: Record<string, unknown>) => void;
 }
 
-/** The estate HTTP API over one data dir, as a `(req, res)` handler. */
+/**
+ * The estate HTTP API over one data dir, as a `(req, res)` handler. Its
+ * `close()` stops the credential watchers and waits for background writes;
+ * call it after the server has closed. `closeStreams()` ends the open
+ * server-sent event streams (which never end by themselves) and stops their
+ * watcher: call it before closing the server, or the server waits for them.
+ */
 export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   const log = options.log ?? (() => {});
-  return createHandler(operations, ctx, {
-    authenticate: createAuthenticator({ dataDir: ctx.dataDir, envApiKey: options.envApiKey, now: ctx.now }),
+  const authenticate = createAuthenticator({
+    dataDir: ctx.dataDir,
+    envApiKey: options.envApiKey,
+    now: ctx.now,
+    onUsageError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'key_usage_write_failed', error: String((err as Error)?.message ?? err) }),
+  });
+  // Index the write logs now, in the background: the first write or filtered read then pays no full scan.
+  for (const recordLog of [ctx.logs.completions, ctx.logs.entries]) {
+    recordLog.refresh().catch((err: unknown) => log({ level: 'warn', time: new Date().toISOString(), event: 'log_index_failed', file: recordLog.file, error: String((err as Error)?.message ?? err) }));
+  }
+  const workStream = createWorkStream(ctx, {
+    onError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'work_stream_error', error: String((err as Error)?.message ?? err) }),
+  });
+  const handler = createHandler(operations, ctx, {
+    authenticate,
+    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), workStream.route],
+    onAuthFailed: ({ carrier, keyId, path }) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path }),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;
       log({
@@ -24,6 +48,13 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
         error: err.message,
         cause: cause ? `${cause.name}: ${cause.message}` : undefined,
       });
+    },
+  });
+  return Object.assign(handler, {
+    closeStreams: () => workStream.close(),
+    close: async () => {
+      await workStream.close();
+      await authenticate.close();
     },
   });
 }

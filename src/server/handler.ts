@@ -3,8 +3,9 @@ import type { EstateContext, Principal } from '../api/context.ts';
 import type { Operation } from '../api/define-operation.ts';
 import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
+import { keyIdOf } from '../core/keys/key-store.ts';
 import { EstateError, errorBody, toEstateError } from '../errors.ts';
-import { presentedSecret } from './credentials.ts';
+import { type Carrier, type PresentedCredential, presentedCredential } from './credentials.ts';
 import { readJsonBody } from './read-body.ts';
 import { Router } from './router.ts';
 import { sendError, sendJson, sendText } from './send.ts';
@@ -21,6 +22,16 @@ export interface HandlerOptions {
   rawRoutes?: readonly RawRoute[];
   /** Called with every error that is ours (500), with its cause. */
   onInternalError?: (err: EstateError, req: IncomingMessage) => void;
+  /** Called when a request presents an invalid credential; never given the secret. */
+  onAuthFailed?: (failure: AuthFailure) => void;
+}
+
+export interface AuthFailure {
+  carrier: Carrier;
+  /** The key id, when the secret has the shape of an API key (`est_<id>_…`). */
+  keyId: string | undefined;
+  /** The path, without the query (which may hold the secret). */
+  path: string;
 }
 
 type Entry = { kind: 'op'; op: Operation } | { kind: 'raw'; route: RawRoute };
@@ -49,7 +60,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       if (entry.kind === 'raw') return await entry.route.handle(req, res, match.params);
 
       const { op } = entry;
-      const principal = authorize(op, options.authenticate, presentedSecret(req, query));
+      const principal = await authorize(op, options, presentedCredential(req, query), pathname);
       const body = op.input.body ? await readJsonBody(req) : undefined;
       const result = await runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
@@ -62,14 +73,25 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
   };
 }
 
-/** Checks the credential against the operation's access; 403 before any input is read. */
-function authorize(op: Operation, authenticate: Authenticator, secret: string | undefined): Principal | undefined {
+/**
+ * Checks the credential against the operation's access and scope; 403 before
+ * any input is read. On a `user` route that reads, a missing credential means
+ * no user; a write needs a credential with the `write` scope everywhere, and
+ * an invalid credential is refused everywhere but on `public` routes.
+ */
+async function authorize(op: Operation, options: HandlerOptions, credential: PresentedCredential | undefined, path: string): Promise<Principal | undefined> {
   if (op.access === 'public') return undefined;
-  if (secret === undefined) {
-    if (op.access === 'user') return undefined;
+  if (credential === undefined) {
+    if (op.access === 'user' && op.scope === 'read') return undefined;
     throw new EstateError('forbidden', 'Not authenticated: send an API key (X-API-Key or ?api_key=) or a bearer token');
   }
-  const principal = authenticate(secret);
-  if (!principal) throw new EstateError('forbidden', 'Invalid credential');
+  const principal = await options.authenticate(credential.secret);
+  if (!principal) {
+    options.onAuthFailed?.({ carrier: credential.carrier, keyId: keyIdOf(credential.secret), path });
+    throw new EstateError('forbidden', 'Invalid credential');
+  }
+  if (!principal.scopes.includes(op.scope)) {
+    throw new EstateError('forbidden', `This credential lacks the "${op.scope}" scope that ${op.method} ${op.path} needs`);
+  }
   return principal;
 }

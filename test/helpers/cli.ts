@@ -36,3 +36,44 @@ export function runEstate(args: readonly string[], options: { env?: Record<strin
     child.stdin.end(options.input ?? '');
   });
 }
+
+export interface RunningEstate {
+  /** Everything the process printed on stdout so far. */
+  stdout: () => string;
+  stderr: () => string;
+  /** Waits until stdout satisfies `check` (generous timeout; fails with the output so far). */
+  waitForStdout: (what: string, check: (stdout: string) => boolean, timeoutMs?: number) => Promise<void>;
+  /** Sends SIGTERM and resolves with the exit code and output once the process ends. */
+  stop: () => Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+/** Starts a long-running `estate` command (`work feed --follow`) as a child process, killed after the test if still running. */
+export function startEstate(t: { after: (fn: () => unknown) => void }, args: readonly string[], options: { env?: Record<string, string> } = {}): RunningEstate {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env };
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitForStdout: async (what, check, timeoutMs = 10_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!check(stdout)) {
+        if (child.exitCode !== null) throw new Error(`estate ${args.join(' ')} exited ${child.exitCode} before ${what}; stderr: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${stdout}; stderr: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      const code = await exited;
+      return { code, stdout, stderr };
+    },
+  };
+}

@@ -10,7 +10,8 @@ export const DEMO_FIXTURE = path.join(ROOT, 'fixtures', 'demo-estate');
 /** A fresh data dir in a temp folder, removed after the test: empty, or a copy of a fixture. */
 export async function tempDataDir(t: Pick<TestContext, 'after'>, fixture?: string): Promise<string> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'estate-test-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  // Retries: a server closed after this hook may still be finishing a write in the dir.
+  t.after(() => rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
   const dir = path.join(root, 'data');
   if (fixture) await cp(fixture, dir, { recursive: true });
   else await initDataDir(dir);

@@ -25,12 +25,18 @@ export interface TestResponse {
 export async function startServer(
   t: Pick<TestContext, 'after'>,
   dataDir: string,
-  options: { envApiKey?: string; now?: () => Date } = {},
+  options: { envApiKey?: string; now?: () => Date; log?: (line: Record<string, unknown>) => void; env?: NodeJS.ProcessEnv } = {},
 ): Promise<TestServer> {
-  const ctx = createContext(dataDir, loadConfig(dataDir));
+  // `env` holds the secrets the config names (FORGEJO_TOKEN…); by default none, whatever the test runner's environment.
+  const ctx = createContext(dataDir, loadConfig(dataDir), options.env ?? {});
   if (options.now) ctx.now = options.now;
-  const running = await listen(createApp(ctx, { envApiKey: options.envApiKey }), { host: '127.0.0.1', port: 0 });
-  t.after(() => running.close());
+  const app = createApp(ctx, { envApiKey: options.envApiKey, log: options.log });
+  const running = await listen(app, { host: '127.0.0.1', port: 0 });
+  t.after(async () => {
+    await app.closeStreams();
+    await running.close();
+    await app.close();
+  });
   const request: TestServer['request'] = async (method, path, opts = {}) => {
     const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const headers = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };

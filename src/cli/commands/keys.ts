@@ -1,10 +1,31 @@
 import { Command } from 'commander';
-import { createKey, listKeys, revokeKey } from '../../core/keys/key-store.ts';
+import { parseDuration } from '../../core/duration.ts';
+import { createKey, type KeyInfo, listKeys, revokeKey } from '../../core/keys/key-store.ts';
+import { parseScopes } from '../../core/keys/scopes.ts';
 import { EstateError } from '../../errors.ts';
 import { addDataDirOptions, localContext } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 
 type Print = (body: unknown, options: { json?: boolean }, columns?: string[]) => void;
+
+interface CreateOptions {
+  user: string;
+  name?: string;
+  scope?: string;
+  expires?: string;
+  json?: boolean;
+  dataDir?: string;
+  config?: string;
+}
+
+const LIST_COLUMNS = ['key_id', 'user_id', 'name', 'scopes', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
+
+/** `active`, `expired` or `revoked`, as a running server would treat the key now. */
+export function keyStatus(key: KeyInfo, now: Date): 'active' | 'expired' | 'revoked' {
+  if (key.revoked_at) return 'revoked';
+  if (key.expires_at && Date.parse(key.expires_at) <= now.getTime()) return 'expired';
+  return 'active';
+}
 
 export function keysCommand(io: CliIO, print: Print): Command {
   const keys = new Command('keys').description('Create, list and revoke API keys (only their hashes are stored)');
@@ -13,26 +34,40 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .description('Create an API key for a user and print it once')
     .requiredOption('--user <user>', 'the user the key acts as')
     .option('--name <label>', 'a label to recognise the key by')
-    .option('--json', 'print {"key_id","user_id","key"}')
-    .addHelpText('after', '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --json\n')
-    .action(async (options: { user: string; name?: string; json?: boolean; dataDir?: string; config?: string }) => {
+    .option('--scope <scopes>', 'read, write or read,write (default: read,write)')
+    .option('--expires <duration>', 'the key stops working after this long: 30s, 15m, 1h, 7d (default: never)')
+    .option('--json', 'print {"key_id","user_id","key","scopes","expires_at"}')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --scope write --expires 90d --json\n  $ estate keys create --user grafana --scope read --name dashboard\n',
+    )
+    .action(async (options: CreateOptions) => {
+      const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
+      const now = new Date();
+      const expiresAt = options.expires === undefined ? undefined : new Date(now.getTime() + parseDuration(options.expires, '--expires'));
       const { dataDir } = localContext(options, io);
-      const { info, key } = await createKey(dataDir, { userId: options.user, name: options.name });
-      if (options.json) io.stdout(`${JSON.stringify({ key_id: info.key_id, user_id: info.user_id, key }, null, 2)}\n`);
-      else io.stdout(`${key}\nkey ${info.key_id} for user ${info.user_id} created; it is shown only once, store it now\n`);
+      const { info, key } = await createKey(dataDir, { userId: options.user, name: options.name, scopes, expiresAt, now });
+      if (options.json) {
+        const body = { key_id: info.key_id, user_id: info.user_id, key, scopes: info.scopes, expires_at: info.expires_at };
+        io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+      } else {
+        const expiry = info.expires_at ? `, expires ${info.expires_at}` : '';
+        io.stdout(`${key}\nkey ${info.key_id} for user ${info.user_id} (${info.scopes.join(',')}${expiry}) created; it is shown only once, store it now\n`);
+      }
     });
 
   const list = new Command('list')
-    .description('List keys (never their secrets)')
+    .description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  $ estate keys list\n')
+    .addHelpText('after', '\nExamples:\n  $ estate keys list\n  $ estate keys list --json\n')
     .action((options: { json?: boolean; dataDir?: string; config?: string }) => {
-      const items = listKeys(localContext(options, io).dataDir);
-      print({ items, count: items.length }, options, ['key_id', 'user_id', 'name', 'scopes', 'created_at', 'expires_at', 'revoked_at']);
+      const now = new Date();
+      const items = listKeys(localContext(options, io).dataDir).map((k) => ({ ...k, status: keyStatus(k, now) }));
+      print({ items, count: items.length }, options, LIST_COLUMNS);
     });
 
   const revoke = new Command('revoke')
-    .description('Revoke a key; a running server refuses it from the next request on')
+    .description('Revoke a key; a running server refuses it within a second, with no restart')
     .argument('<key_id>', 'the id shown by `estate keys list`')
     .option('--json', 'print the revoked key as JSON')
     .addHelpText('after', '\nExamples:\n  $ estate keys revoke 3f9a1c2b7d4e\n')

@@ -58,7 +58,9 @@ export function serveCommand(io: CliIO): Command {
     }
     const signal = await io.stopSignal;
     io.stderr(`estate: ${signal} received, draining requests\n`);
+    await app.closeStreams();
     await running.close();
+    await app.close();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
   });
   return cmd;

@@ -1,18 +1,23 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import type { Scope } from '../../api/context.ts';
 import { EstateError } from '../../errors.ts';
 import { writeFileAtomic } from '../atomic-write.ts';
 import { dataPath } from '../data-files.ts';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
+import { SCOPES } from './scopes.ts';
+import { WatchedFile } from './watched-file.ts';
 
 // keys.json holds only SHA-256 hashes of API keys (a key carries 192 random
 // bits, so a fast hash is enough), written atomically with mode 0600.
 // Key format: `est_<key_id>_<secret>`; the id lets a check find the one
-// record to compare against, in constant time.
+// record to compare against, in constant time. Several keys of one user may
+// be live at once, so a key is rotated by creating its successor first and
+// revoking it once nothing uses it any more.
 
-export const SCOPES = ['read', 'write'] as const;
+export { SCOPES };
 
 const keyRecord = z.object({
   key_id: z.string(),
@@ -23,6 +28,8 @@ const keyRecord = z.object({
   created_at: z.string(),
   expires_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
+  /** When the key last opened a route; written at most once a minute per key, so it may lag by that much. */
+  last_used_at: z.string().nullable().default(null),
 });
 const keyFile = z.object({ version: z.literal(1), keys: z.array(keyRecord) });
 
@@ -32,6 +39,19 @@ export type KeyInfo = Omit<KeyRecord, 'hash'>;
 
 export const USER_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const KEY_FORMAT = /^est_([0-9a-f]{12})_([A-Za-z0-9_-]{32})$/;
+const MAX_NAME = 100;
+
+/** Throws a `validation` error unless `userId` is a valid user id. */
+export function assertUserId(userId: string): void {
+  if (!USER_ID.test(userId)) {
+    throw new EstateError('validation', `invalid user "${userId}": use 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit`);
+  }
+}
+
+/** The key id of something shaped like an API key (`est_<id>_…`), else undefined; safe to log. */
+export function keyIdOf(presented: string): string | undefined {
+  return /^est_([0-9a-f]{12})_/.exec(presented)?.[1];
+}
 
 export function hashSecret(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
@@ -76,16 +96,22 @@ async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T):
 export interface CreateKeyOptions {
   userId: string;
   name?: string | undefined;
-  scopes?: readonly (typeof SCOPES)[number][];
+  /** Default: every scope. */
+  scopes?: readonly Scope[] | undefined;
+  /** Default: never. */
   expiresAt?: Date | undefined;
   now?: Date;
 }
 
 /** Creates a key and returns it with its secret, the only time the secret exists outside the caller. */
 export async function createKey(dataDir: string, options: CreateKeyOptions): Promise<{ info: KeyInfo; key: string }> {
-  if (!USER_ID.test(options.userId)) {
-    throw new EstateError('validation', `invalid user "${options.userId}": use 1-64 letters, digits, '.', '_', '@' or '-'`);
+  assertUserId(options.userId);
+  if (options.name !== undefined && (options.name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(options.name))) {
+    throw new EstateError('validation', `invalid name: at most ${MAX_NAME} characters, no control characters`);
   }
+  if (options.scopes !== undefined && options.scopes.length === 0) throw new EstateError('validation', 'a key needs at least one scope');
+  const now = options.now ?? new Date();
+  if (options.expiresAt && options.expiresAt.getTime() <= now.getTime()) throw new EstateError('validation', 'the expiry must be in the future');
   const keyId = randomBytes(6).toString('hex');
   const key = `est_${keyId}_${randomBytes(24).toString('base64url')}`;
   const record: KeyRecord = {
@@ -93,10 +119,11 @@ export async function createKey(dataDir: string, options: CreateKeyOptions): Pro
     user_id: options.userId,
     name: options.name ?? null,
     hash: `sha256:${hashSecret(key).toString('hex')}`,
-    scopes: [...(options.scopes ?? SCOPES)],
-    created_at: (options.now ?? new Date()).toISOString(),
+    scopes: SCOPES.filter((s) => (options.scopes ?? SCOPES).includes(s)),
+    created_at: now.toISOString(),
     expires_at: options.expiresAt?.toISOString() ?? null,
     revoked_at: null,
+    last_used_at: null,
   };
   await updateKeys(dataDir, (keys) => keys.push(record));
   const { hash: _hash, ...info } = record;
@@ -118,6 +145,18 @@ export async function revokeKey(dataDir: string, keyId: string, now = new Date()
   });
 }
 
+/**
+ * Records that a key was used at `at`, unless a later use is recorded
+ * already. A key that is gone is left alone. Goes through the same lock and
+ * atomic write as every other change, so it never undoes a revocation.
+ */
+export async function touchKey(dataDir: string, keyId: string, at: Date): Promise<void> {
+  await updateKeys(dataDir, (keys) => {
+    const record = keys.find((k) => k.key_id === keyId);
+    if (record && (!record.last_used_at || Date.parse(record.last_used_at) < at.getTime())) record.last_used_at = at.toISOString();
+  });
+}
+
 /** The record a presented key belongs to, if it is genuine, live and not expired. */
 export function matchKey(keys: readonly KeyRecord[], presented: string, now: Date): KeyRecord | undefined {
   const m = KEY_FORMAT.exec(presented);
@@ -132,27 +171,22 @@ export function matchKey(keys: readonly KeyRecord[], presented: string, now: Dat
 }
 
 /**
- * Reads keys.json again only when it changed (size, mtime or inode), so a
- * running server sees created and revoked keys at once without a restart.
+ * keys.json as a running server sees it: reloaded when the file changes
+ * (a watcher on the data dir, and a stat at most once a second as a safety
+ * net), so created and revoked keys take effect with no restart.
  */
 export class KeyCache {
-  #stamp = '';
-  #keys: KeyRecord[] = [];
+  readonly #file: WatchedFile<KeyRecord[]>;
 
-  constructor(private readonly dataDir: string) {}
+  constructor(dataDir: string, options: { watch?: boolean } = {}) {
+    this.#file = new WatchedFile(dataPath(dataDir, 'keys'), (file) => (file ? readKeys(dataDir) : []), options);
+  }
 
   get(): readonly KeyRecord[] {
-    let stamp = 'missing';
-    try {
-      const s = statSync(dataPath(this.dataDir, 'keys'));
-      stamp = `${s.ino}:${s.size}:${s.mtimeMs}`;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    if (stamp !== this.#stamp) {
-      this.#keys = stamp === 'missing' ? [] : readKeys(this.dataDir);
-      this.#stamp = stamp;
-    }
-    return this.#keys;
+    return this.#file.get();
+  }
+
+  close(): void {
+    this.#file.close();
   }
 }

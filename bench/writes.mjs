@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Benchmark of durable writes: acknowledged POST /work/complete per second,
+// with fsync on (as always), against the built binary.
+//
+//   node bench/writes.mjs [--seconds 5] [--concurrency 64]
+//
+// Starts `bin/estate serve --port 0` on 127.0.0.1 over a fresh temporary data
+// dir, keeps CONCURRENCY requests in flight for SECONDS, each a new
+// completion, then stops the server and checks the log: exactly one valid
+// line per acknowledged (201) write, no id twice. Reports; asserts nothing
+// about speed. Needs `npm run build` first. Bounded in time: a hard deadline
+// kills the server and fails the run. Not part of `npm test`.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin', 'estate');
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '64' } } });
+const SECONDS = Math.min(Math.max(Number(values.seconds) || 5, 1), 120);
+const CONCURRENCY = Math.min(Math.max(Number(values.concurrency) || 64, 1), 1024);
+const HARD_DEADLINE_MS = (SECONDS + 60) * 1000;
+
+const temp = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-writes-'));
+const dataDir = path.join(temp, 'data');
+const apiKey = randomBytes(24).toString('hex');
+let server;
+const deadline = setTimeout(() => {
+  console.error(`bench/writes: still running after ${HARD_DEADLINE_MS / 1000}s; giving up`);
+  server?.kill('SIGKILL');
+  process.exit(1);
+}, HARD_DEADLINE_MS);
+deadline.unref();
+
+try {
+  const init = spawnSync(process.execPath, [BIN, 'init', dataDir], { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`estate init failed (is the CLI built? npm run build): ${init.stderr}`);
+
+  server = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
+    env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ESTATE_API_KEY: apiKey, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
+      if (m) resolve(m[0]);
+    };
+    server.stdout.setEncoding('utf8').on('data', onData);
+    server.stderr.setEncoding('utf8').on('data', onData);
+    exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
+  });
+
+  const run = randomBytes(4).toString('hex');
+  let next = 0;
+  let created = 0;
+  const failures = new Map();
+  const latencies = [];
+  const started = performance.now();
+  const stopAt = started + SECONDS * 1000;
+
+  async function worker() {
+    while (performance.now() < stopAt) {
+      const i = next++;
+      const body = JSON.stringify({ task_id: `B-${run}-${i}`, board: 'bench', assignee: 'bench', title: `Benchmark write ${i}`, summary: 'x'.repeat(120) });
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${url}/work/complete`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
+        await res.arrayBuffer();
+        if (res.status === 201) {
+          created++;
+          latencies.push(performance.now() - t0);
+        } else failures.set(res.status, (failures.get(res.status) ?? 0) + 1);
+      } catch (err) {
+        const key = err?.name ?? 'error';
+        failures.set(key, (failures.get(key) ?? 0) + 1);
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+
+  server.kill('SIGTERM');
+  const { code } = await exited;
+  server = undefined;
+
+  const text = await readFile(path.join(dataDir, 'work', 'completions.jsonl'), 'utf8').catch(() => '');
+  const lines = text.split('\n');
+  const complete = text === '' || text.endsWith('\n');
+  if (complete) lines.pop();
+  let invalid = 0;
+  const ids = new Set();
+  for (const line of lines) {
+    try {
+      ids.add(JSON.parse(line).id);
+    } catch {
+      invalid++;
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1) : '-');
+  const ok = lines.length === created && invalid === 0 && ids.size === created && complete;
+
+  console.log(`estate write benchmark: POST /work/complete, ${CONCURRENCY} in flight for ${SECONDS}s, fsync on`);
+  console.log(`  acknowledged (201): ${created} in ${elapsed.toFixed(2)}s = ${(created / elapsed).toFixed(0)} writes/s`);
+  console.log(`  latency ms: p50 ${pct(0.5)}  p90 ${pct(0.9)}  p99 ${pct(0.99)}  max ${pct(1)}`);
+  if (failures.size) console.log(`  not acknowledged: ${[...failures].map(([k, v]) => `${k}×${v}`).join(', ')}`);
+  console.log(`  log afterwards: ${lines.length} lines, ${invalid} invalid, ${ids.size} distinct ids, ends with a newline: ${complete}`);
+  console.log(`  server exit code after SIGTERM: ${code}`);
+  console.log(ok ? '  OK: the log holds exactly the acknowledged writes' : '  MISMATCH: the log does not hold exactly the acknowledged writes');
+  process.exitCode = ok ? 0 : 1;
+} finally {
+  server?.kill('SIGKILL');
+  await rm(temp, { recursive: true, force: true });
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { estateStatus } from '../../core/estate-status.ts';
+import { defineOperation } from '../define-operation.ts';
+import { nodeRuntimeSchema } from './agents.ts';
+
+export const estateStatusGet = defineOperation({
+  id: 'estate.status',
+  method: 'GET',
+  path: '/estate/status',
+  access: 'public',
+  tag: 'estate',
+  summary: 'System status and uptime for the estate node card',
+  description: '`status` is `degraded` when the newest health pulse is degraded or unhealthy (or cannot be read).',
+  output: z.object({
+    node: z.string(),
+    status: z.enum(['ok', 'degraded']),
+    pulse: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
+    version: z.string(),
+    started_at: z.string(),
+    uptime_s: z.int(),
+    last_activity: z.string().nullable().meta({ description: 'When an agent last completed a task.' }),
+    runtime: nodeRuntimeSchema,
+    errors: z.array(z.string()),
+  }),
+  handler: ({ ctx }) => estateStatus({ dataDir: ctx.dataDir, nodeName: ctx.config.node_name ?? 'estate', startedAt: ctx.startedAt, now: ctx.now() }),
+  cli: { command: 'status', examples: ['estate status', 'estate status --url http://hub:8080'] },
+});

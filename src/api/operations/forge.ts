@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { FORGE_NAME, ISSUE_STATES } from '../../core/forge/forge-issues.ts';
+import { forgeIssues, forgeRepos } from '../../core/forge/forge-source.ts';
+import { defineOperation } from '../define-operation.ts';
+import { limitParam } from '../schemas.ts';
+
+// The forge (Forgejo or Gitea) through estate: token auth, pagination,
+// a short cache, and clear 502/503/504 answers when it is down or slow.
+
+const nullableText = z.string().nullable();
+
+export const forgeRepo = z.object({
+  name: z.string().meta({ description: '`owner/name` on the forge.' }),
+  owner: z.string(),
+  description: nullableText,
+  url: nullableText.meta({ description: 'The repository\'s web page on the forge.' }),
+  open_issues: z.int().meta({ description: 'Open issues, pull requests not included.' }),
+  open_pull_requests: z.int().nullable(),
+  stars: z.int(),
+  forks: z.int(),
+  language: nullableText,
+  archived: z.boolean(),
+  private: z.boolean(),
+  fork: z.boolean(),
+  default_branch: nullableText,
+  updated_at: nullableText,
+});
+
+const forgeErrors = [502, 503, 504];
+
+export const forgeReposOp = defineOperation({
+  id: 'forge.repos',
+  method: 'GET',
+  path: '/forgejo-proxy/repos',
+  access: 'protected',
+  tag: 'forge',
+  summary: 'All forge repositories, enriched: open issues, stars, language, archived, updated time, URL',
+  description:
+    'Every repository the forge token can see, read page by page and cached for `forge.cache_s` seconds. ' +
+    '503 when no forge is configured; 502 when it is unreachable or answers with an error; 504 when it is too slow.',
+  output: z.object({
+    items: z.array(forgeRepo),
+    count: z.int(),
+    truncated: z.boolean().meta({ description: 'True when the forge had more repositories than one listing reads (2,500).' }),
+    skipped: z.int().meta({ description: 'Items of the forge\'s answer that were not repositories.' }),
+  }),
+  errors: forgeErrors,
+  handler: ({ ctx }) => forgeRepos(ctx),
+  cli: {
+    command: 'forge repos',
+    columns: ['name', 'open_issues', 'stars', 'language', 'archived', 'updated_at'],
+    progress: 'asking the forge…',
+    examples: ['estate forge repos', 'estate forge repos --json | jq ".items[].name"'],
+  },
+});
+
+const forgeName = (what: string) => z.string().regex(FORGE_NAME).meta({ description: `${what}: letters, digits, "_", ".", "-".` });
+
+export const forgeIssuesOp = defineOperation({
+  id: 'forge.issues',
+  method: 'GET',
+  path: '/forgejo-proxy/issues/{owner}/{repo}',
+  access: 'protected',
+  tag: 'forge',
+  summary: 'Issues of one forge repository (pull requests excluded), newest first',
+  description: '404 when the forge does not know the repository; 502/503/504 as for /forgejo-proxy/repos.',
+  input: {
+    path: z.object({ owner: forgeName('Owner (user or organisation) on the forge'), repo: forgeName('Repository name') }),
+    query: z.object({
+      state: z.enum(ISSUE_STATES).default('open').meta({ description: 'Which issues: open, closed or all.' }),
+      limit: limitParam(20, 1000, 'issues'),
+    }),
+  },
+  output: z.object({
+    items: z.array(
+      z.object({
+        number: z.int(),
+        title: z.string(),
+        state: z.string(),
+        author: nullableText,
+        labels: z.array(z.string()),
+        comments: z.int(),
+        url: nullableText,
+        created_at: nullableText,
+        updated_at: nullableText,
+        closed_at: nullableText,
+      }),
+    ),
+    count: z.int(),
+    repo: z.string(),
+    state: z.enum(ISSUE_STATES),
+    limit: z.int(),
+  }),
+  errors: [404, ...forgeErrors],
+  handler: ({ ctx, input }) => forgeIssues(ctx, input.path.owner, input.path.repo, input.query.state, input.query.limit),
+  cli: {
+    command: 'forge issues',
+    args: ['owner/repo'],
+    columns: ['number', 'title', 'state', 'author', 'labels', 'updated_at'],
+    progress: 'asking the forge…',
+    examples: ['estate forge issues estate/infra', 'estate forge issues estate/estate --state all --limit 50'],
+  },
+});

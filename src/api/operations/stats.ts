@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { siteStats } from '../../core/stats.ts';
+import { defineOperation } from '../define-operation.ts';
+
+export const statsGet = defineOperation({
+  id: 'stats.get',
+  method: 'GET',
+  path: '/stats',
+  access: 'protected',
+  tag: 'stats',
+  summary: 'Site statistics, produced by the configured statistics command',
+  description:
+    'Runs `stats.command` (argv, no shell; cached for `stats.cache_s` seconds) and returns its JSON output as `data`. ' +
+    '503 when not configured; 502 when it fails or prints something that is not JSON; 504 when it runs past `stats.timeout_ms` (it is killed).',
+  output: z.object({
+    data: z.unknown().meta({ description: 'What the command printed, parsed as JSON.' }),
+    ran_at: z.string(),
+    duration_ms: z.int(),
+  }),
+  errors: [502, 503, 504],
+  handler: ({ ctx }) => siteStats(ctx),
+  cli: { command: 'stats', progress: 'running the statistics command…', examples: ['estate stats', 'estate stats --json | jq .data'] },
+});

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { createRun, deleteRun, getRun, listRuns, RUN_ID, trainingRunSchema } from '../../core/training.ts';
+import { EstateError } from '../../errors.ts';
+import type { Principal } from '../context.ts';
+import { defineOperation, reply } from '../define-operation.ts';
+
+// The training-run component. Every route is scoped to the credential's user:
+// a run of another user is 404 with the same detail as a run that does not exist.
+
+const run = trainingRunSchema.meta({ description: 'A training run; `user_id` is the user whose credential created it.' });
+const runIdPath = z.object({
+  run_id: z.string().regex(RUN_ID).meta({ description: 'The run id: `run_` and 16 lowercase hex digits.', examples: ['run_0123456789abcdef'] }),
+});
+const USER_HINT = 'Run ids belong to the user whose credential created them.';
+
+function notFound(runId: string): EstateError {
+  return new EstateError('not_found', `training run ${runId} not found`);
+}
+
+/** The user of a call that needs one; 403 without a credential. */
+function requireUser(principal: Principal | undefined): string {
+  if (!principal) throw new EstateError('forbidden', 'Starting a training run needs a user: send an API key or a bearer token');
+  return principal.userId;
+}
+
+export const trainingStart = defineOperation({
+  id: 'training.start',
+  method: 'POST',
+  path: '/training/start',
+  access: 'user',
+  tag: 'training',
+  summary: "Start a training run owned by the credential's user",
+  description: 'Every body field is optional; `{}` is a valid body. The run is created queued.',
+  input: {
+    body: z.strictObject({
+      name: z.string().min(1).max(200).optional().meta({ description: 'A label for the run.' }),
+      model: z.string().min(1).max(200).optional().meta({ description: 'The model to train.' }),
+      dataset: z.string().min(1).max(500).optional().meta({ description: 'The dataset to train on.' }),
+      params: z.record(z.string().max(200), z.unknown()).optional().meta({ description: 'Training parameters, a JSON object (on the CLI: --params \'{"lr":0.001}\').' }),
+    }),
+  },
+  output: run,
+  status: 201,
+  handler: ({ ctx, input, principal }) => createRun(ctx.dataDir, requireUser(principal), input.body, ctx.now()),
+  cli: { command: 'training start', examples: ['estate training start --user alice --name nightly --model small-7b --params \'{"epochs":3}\''] },
+});
+
+export const trainingList = defineOperation({
+  id: 'training.list',
+  method: 'GET',
+  path: '/training/runs',
+  access: 'user',
+  tag: 'training',
+  summary: "The credential user's training runs, newest first",
+  description: 'A bare JSON array; `[]` when the request carries no credential.',
+  output: z.array(run),
+  handler: ({ ctx, principal }) => (principal ? listRuns(ctx.dataDir, principal.userId) : []),
+  cli: { command: 'training list', columns: ['run_id', 'status', 'name', 'model', 'dataset', 'created_at'], examples: ['estate training list --user alice'] },
+});
+
+export const trainingGet = defineOperation({
+  id: 'training.get',
+  method: 'GET',
+  path: '/training/runs/{run_id}',
+  access: 'user',
+  tag: 'training',
+  summary: "One of the credential user's training runs",
+  description: USER_HINT,
+  input: { path: runIdPath },
+  output: run,
+  errors: [404],
+  handler: async ({ ctx, input, principal }) => {
+    const found = principal ? await getRun(ctx.dataDir, principal.userId, input.path.run_id) : undefined;
+    if (!found) throw notFound(input.path.run_id);
+    return found;
+  },
+  cli: { command: 'training show', args: ['run_id'], examples: ['estate training show run_0123456789abcdef --user alice'] },
+});
+
+export const trainingDelete = defineOperation({
+  id: 'training.delete',
+  method: 'DELETE',
+  path: '/training/runs/{run_id}',
+  access: 'user',
+  tag: 'training',
+  summary: "Delete one of the credential user's training runs",
+  description: `${USER_HINT} Answers 204 with no body.`,
+  input: { path: runIdPath },
+  output: z.undefined(),
+  status: 204,
+  errors: [404],
+  handler: async ({ ctx, input, principal }) => {
+    const deleted = principal ? await deleteRun(ctx.dataDir, principal.userId, input.path.run_id) : false;
+    if (!deleted) throw notFound(input.path.run_id);
+    return reply(204, undefined);
+  },
+  cli: { command: 'training delete', args: ['run_id'], examples: ['estate training delete run_0123456789abcdef --user alice'] },
+});

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { recordCompletion, workFeed } from '../../core/work.ts';
+import { EstateError } from '../../errors.ts';
+import { defineOperation, reply } from '../define-operation.ts';
+import { isoTime, limitParam, page } from '../schemas.ts';
+import { lineField, optionalHttpUrlField, optionalSlugField, optionalTextField, slugField } from '../text-fields.ts';
+
+export const completionBody = z.strictObject({
+  task_id: lineField(128, 'The task\'s id on its board, e.g. `EST-393` (1–128 characters, no control characters).'),
+  board: slugField('The kanban board, a slug (`ops`, `garden`; at most 64 characters).'),
+  assignee: lineField(100, 'Who completed the task: an agent or a person (1–100 characters).'),
+  title: lineField(300, 'The task\'s title (1–300 characters).'),
+  commit_sha: z
+    .string()
+    .regex(/^[0-9a-fA-F]{7,40}$/)
+    .nullish()
+    .meta({ description: 'The commit that completed the task: 7–40 hex digits.', examples: ['e83239b'] }),
+  output_url: optionalHttpUrlField('Where the result can be seen: an http(s) URL of at most 2048 characters.'),
+  summary: optionalTextField(2000, 'What was done, in at most 2000 characters.'),
+});
+
+export const completion = z
+  .looseObject({
+    id: z.string().meta({ description: 'Given by the service: `wc_` and 16 hex digits.', examples: ['wc_5f6db8edd0285ef0'] }),
+    task_id: z.string(),
+    board: z.string(),
+    assignee: z.string(),
+    title: z.string(),
+    commit_sha: z.string().optional(),
+    output_url: z.string().optional(),
+    summary: z.string().optional(),
+    completed_at: isoTime,
+  })
+  .meta({ description: 'A kanban task completion, as stored.' });
+
+type Completion = z.output<typeof completion>;
+
+export const workComplete = defineOperation({
+  id: 'work.complete',
+  method: 'POST',
+  path: '/work/complete',
+  access: 'protected',
+  tag: 'work',
+  summary: 'Record a kanban task completion',
+  description: [
+    'Stores the completion with an `id` and `completed_at`, durably (on disk before the answer), and answers **201** with the record.',
+    'The same `(board, task_id)` sent again with the same fields answers **200** with the stored record and writes nothing, so retries are safe;',
+    'with different fields it is **409**.',
+  ].join(' '),
+  input: { body: completionBody },
+  output: completion,
+  status: 201,
+  replies: [200],
+  errors: [409],
+  handler: async ({ ctx, input }) => {
+    const { outcome, record, differing } = await recordCompletion(ctx.logs.completions, input.body, ctx.now);
+    if (outcome === 'conflict') {
+      throw new EstateError(
+        'conflict',
+        `task ${input.body.board}/${input.body.task_id} was already recorded (${String(record.id)}) with a different ${differing.join(', ')}`,
+      );
+    }
+    return outcome === 'created' ? (record as Completion) : reply(200, record as Completion);
+  },
+  cli: {
+    command: 'work complete',
+    examples: [
+      'estate work complete --task-id EST-393 --board garden --assignee scribe --title "Prune about page"',
+      'estate work complete --task-id EST-12 --board ops --assignee builder --title "Rotate certs" --commit-sha 9f07821e24 --url http://hub:8080',
+    ],
+  },
+});
+
+export const workFeedOp = defineOperation({
+  id: 'work.feed',
+  method: 'GET',
+  path: '/work/feed',
+  access: 'public',
+  tag: 'work',
+  summary: 'Recent kanban task completions, newest first',
+  input: {
+    query: z.object({
+      limit: limitParam(20, 1000, 'completions'),
+      board: optionalSlugField('Only completions of this board.'),
+    }),
+  },
+  output: page(completion),
+  handler: async ({ ctx, input }) => {
+    const { records, skipped } = await workFeed(ctx.logs.completions, input.query.limit, input.query.board);
+    return { items: records as Completion[], count: records.length, limit: input.query.limit, skipped_lines: skipped };
+  },
+  cli: {
+    command: 'work feed',
+    columns: ['completed_at', 'board', 'task_id', 'assignee', 'title'],
+    examples: ['estate work feed --board ops --limit 10', 'estate work feed --follow'],
+  },
+});

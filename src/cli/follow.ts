@@ -1,0 +1,115 @@
+import { Option } from 'commander';
+import type { EstateContext } from '../api/context.ts';
+import type { JsonRecord } from '../core/jsonl/parse-record.ts';
+import { watchLog } from '../core/watch-log.ts';
+import { EstateError, type ErrorCode } from '../errors.ts';
+import type { CliIO } from './io.ts';
+import type { CommandExtension, CommandRun } from './operation-commands.ts';
+import type { RemoteTarget } from './remote-call.ts';
+import { sseEvents } from './sse-events.ts';
+
+const RECONNECT_MS = 2000;
+/** Refused streams that retrying will not fix. */
+const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 422: 'validation' };
+
+/**
+ * `estate work feed --follow`: after the feed, prints each new completion as
+ * it is recorded (of `--board` only, with it), oldest first, until SIGINT or
+ * SIGTERM. With `--json`, one JSON object per line. Locally it watches the
+ * log; with --url it reads the server's /work/stream, resuming after the last
+ * completion seen when the connection drops. Nothing recorded between the
+ * feed and the follow is missed: both continue from the feed's newest item.
+ */
+export function followExtension(io: CliIO): CommandExtension {
+  return {
+    options: [new Option('--follow', 'after the feed, print new completions as they arrive, until interrupted')],
+    after: async (run: CommandRun) => {
+      if (!run.options.follow) return;
+      const board = run.raw.query?.board;
+      const print = (record: JsonRecord) => io.stdout(run.options.json ? `${JSON.stringify(record)}\n` : `${completionLine(record)}\n`);
+      if (run.remote) {
+        const newest = (run.result.body as { items?: JsonRecord[] }).items?.[0]?.id;
+        await followRemote(run.remote, typeof newest === 'string' ? newest : 'start', board, print, io);
+      } else if (run.ctx) {
+        await followLocal(run.ctx, board, print, io);
+      }
+    },
+  };
+}
+
+/** One completion on one line: `2026-11-21T18:48:00.000Z  garden/EST-273  gardener  Draft index of field notes`. */
+export function completionLine(c: JsonRecord): string {
+  const text = [String(c.completed_at), `${String(c.board)}/${String(c.task_id)}`, String(c.assignee), String(c.title)].join('  ');
+  return text.replace(/[\x00-\x1f\x7f]+/g, ' ');
+}
+
+async function followLocal(ctx: EstateContext, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
+  const log = ctx.logs.completions;
+  // The feed already caught the index up: what the index learns from here on is new.
+  const unsubscribe = log.subscribe((records) => {
+    for (const r of records) if (board === undefined || r.board === board) print(r);
+  });
+  const refresh = () => void log.refresh().catch((err: unknown) => io.stderr(`estate: cannot read ${log.file}: ${(err as Error).message}\n`));
+  const watcher = await watchLog(log.file, refresh, (err) => io.stderr(`estate: watching ${log.file}: ${(err as Error).message}\n`));
+  // A fallback for changes a watcher misses (network file systems).
+  const poll = setInterval(refresh, 5000);
+  try {
+    await log.refresh();
+    await io.stopSignal;
+  } finally {
+    clearInterval(poll);
+    unsubscribe();
+    await watcher.close();
+  }
+}
+
+async function followRemote(target: RemoteTarget, after: string, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
+  const controller = new AbortController();
+  void io.stopSignal.then(() => controller.abort());
+  let cursor = after;
+  let warned = false;
+  while (!controller.signal.aborted) {
+    const url = new URL('work/stream', target.url.endsWith('/') ? target.url : `${target.url}/`);
+    url.searchParams.set('after', cursor);
+    if (board !== undefined) url.searchParams.set('board', board);
+    try {
+      const headers: Record<string, string> = { Accept: 'text/event-stream' };
+      if (target.apiKey) headers['X-API-Key'] = target.apiKey;
+      const response = await fetch(url, { headers, signal: controller.signal });
+      if (!response.ok || !response.body) {
+        const fatal = FATAL[response.status];
+        const detail = await response.json().then((b: unknown) => (b as { detail?: unknown } | null)?.detail, () => undefined);
+        const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? JSON.stringify(detail) : `HTTP ${response.status}`;
+        if (fatal) throw new EstateError(fatal, `${target.url}: ${message}`);
+        throw new Error(message);
+      }
+      warned = false;
+      for await (const event of sseEvents(response.body)) {
+        if (event.id) cursor = event.id;
+        if (event.event !== 'completion') continue;
+        try {
+          print(JSON.parse(event.data) as JsonRecord);
+        } catch {
+          // Not JSON: not a completion this client can show.
+        }
+      }
+      throw new Error('the server ended the stream');
+    } catch (err) {
+      if (controller.signal.aborted) break;
+      if (err instanceof EstateError) throw err;
+      if (!warned) io.stderr(`estate: stream from ${target.url} interrupted (${(err as Error).message}); reconnecting\n`);
+      warned = true;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, RECONNECT_MS);
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}

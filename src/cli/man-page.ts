@@ -1,0 +1,170 @@
+import { Help, type Command, type Option } from 'commander';
+import { VERSION } from '../version.ts';
+import { commandExamples } from './help-examples.ts';
+
+// man/estate.1, rendered from the commander tree (every visible command, its
+// arguments, options and examples) plus the sections no command holds.
+// `npm run man` rewrites the checked-in page; a test fails when it is stale.
+
+/** Text for troff: backslashes and minus signs escaped, non-ASCII as `\[uXXXX]`, no line starting with a control character. */
+function esc(text: string): string {
+  return text
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/[^\x00-\x7f]/gu, (c) => `\\[u${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}]`)
+    .split('\n')
+    .map((line) => (/^[.']/.test(line) ? `\\&${line}` : line))
+    .join('\n');
+}
+
+/** `-V, --version` / `--limit <value>` with flags in bold and placeholders in italics. */
+function term(flags: string): string {
+  return flags
+    .split(/\s+/)
+    .map((word) => {
+      const m = /^([<[])(.+)[>\]]$/.exec(word);
+      if (m) return m[1] === '<' ? `\\fI${esc(m[2] as string)}\\fR` : `[\\fI${esc(m[2] as string)}\\fR]`;
+      const [, flag, comma] = /^(.*?)(,?)$/.exec(word) as RegExpExecArray;
+      return `\\fB${esc(flag as string)}\\fR${comma}`;
+    })
+    .join(' ');
+}
+
+/** One `.TP` item per line of `items`. */
+function tagged(items: [string, string][]): string[] {
+  return items.flatMap(([t, d]) => ['.TP', t, esc(d || '')]);
+}
+
+function example(lines: string[]): string[] {
+  return lines.length ? ['.PP', 'Examples:', '.PP', '.RS 4', '.nf', ...lines.map((l) => esc(`$ ${l}`)), '.fi', '.RE'] : [];
+}
+
+interface Entry {
+  /** `estate trends latest`. */
+  name: string;
+  cmd: Command;
+}
+
+/** Every visible command under `cmd`, depth first, in help order (commander's implicit `help` left out). */
+export function commandTree(cmd: Command, prefix = cmd.name()): Entry[] {
+  const help = new Help();
+  return help
+    .visibleCommands(cmd)
+    .filter((sub) => sub.name() !== 'help')
+    .flatMap((sub) => {
+      const name = `${prefix} ${sub.name()}`;
+      return [{ name, cmd: sub }, ...commandTree(sub, name)];
+    });
+}
+
+const optionKey = (o: Option) => `${o.flags}\u0000${o.description}`;
+
+const ENVIRONMENT: [string, string][] = [
+  ['ESTATE_DATA_DIR', 'The data directory, when --data-dir is not given.'],
+  ['XDG_DATA_HOME', 'Without --data-dir and ESTATE_DATA_DIR the data directory is $XDG_DATA_HOME/estate (default ~/.local/share/estate).'],
+  ['ESTATE_URL', 'Call this estate server instead of the local data directory, as with --url.'],
+  ['ESTATE_API_KEY', 'The credential for remote calls, as with --api-key; `estate serve` also accepts it as an API key of user "operator".'],
+  ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
+  ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],
+];
+
+const FILES: [string, string][] = [
+  ['trends.jsonl', 'Trend points, one JSON object per line, with ts (ISO 8601).'],
+  ['disk.jsonl', 'Disk snapshots: ts, mount, total_bytes, used_bytes, free_bytes.'],
+  ['health-pulse.jsonl', 'Health pulse entries: ts, status (healthy, degraded, unhealthy), optional checks.'],
+  ['builds.jsonl', 'Builds: ts, project, status (success, failure, cancelled), optional duration_s, ref, commit.'],
+  ['state/scoreboard.json, state/heartbeat.json, state/estate_map.json', 'State files, any JSON; events are derived from the first two.'],
+  ['work/completions.jsonl', 'Task completions, written by estate only.'],
+  ['publishing/entries.jsonl', 'Published entries, written by estate only.'],
+  ['training/runs/RUN_ID.json', 'Training runs, one file each.'],
+  ['repos.json', 'The repository ledger: an array of {name, url, description}.'],
+  ['estate.config.json', 'Optional config: node_name, forge, providers, stats, identity, serve (see --config).'],
+  ['keys.json', 'The credential store: API key hashes only, mode 0600.'],
+  ['token-secret', 'The secret that signs access tokens, mode 0600, created by the first `estate token create`.'],
+];
+
+const EXIT_STATUS: [string, string][] = [
+  ['0', 'Success.'],
+  ['1', 'Failure: I/O error, remote error, unreachable source.'],
+  ['2', 'Invalid usage or input (the same messages as the HTTP 422 details), or a missing data directory.'],
+  ['3', 'Not found.'],
+];
+
+/**
+ * The man page of `program`, in troff (man macros). Deterministic: no date,
+ * so a regenerated page differs only when the command tree does.
+ */
+export function renderManPage(program: Command): string {
+  const help = new Help();
+  const entries = commandTree(program);
+
+  // An option several commands share is described once, under COMMON OPTIONS.
+  const seen = new Map<string, { option: Option; count: number }>();
+  for (const { cmd } of entries) {
+    for (const o of help.visibleOptions(cmd)) {
+      const found = seen.get(optionKey(o));
+      if (found) found.count++;
+      else seen.set(optionKey(o), { option: o, count: 1 });
+    }
+  }
+  const common = new Set([...seen].filter(([, v]) => v.count >= 3 && v.option.long !== '--help').map(([k]) => k));
+  const isHelp = (o: Option) => o.long === '--help';
+
+  const out: string[] = [
+    `.TH ESTATE 1 "" "estate ${VERSION}" "User Commands"`,
+    '.SH NAME',
+    `estate \\- ${esc(program.description().replace(/^Operations toolkit/, 'operations toolkit'))}`,
+    '.SH SYNOPSIS',
+    '.B estate',
+    '.I command',
+    '[\\fIsubcommand\\fR] [\\fIarguments\\fR] [\\fIoptions\\fR]',
+    '.br',
+    '.B estate serve',
+    '[\\fB\\-\\-host\\fR \\fIhost\\fR] [\\fB\\-\\-port\\fR \\fIport\\fR] [\\fB\\-\\-data\\-dir\\fR \\fIdir\\fR] [\\fB\\-\\-demo\\fR]',
+    '.br',
+    '.B estate',
+    '[\\fB\\-V\\fR | \\fB\\-\\-version\\fR | \\fB\\-h\\fR | \\fB\\-\\-help\\fR]',
+    '.SH DESCRIPTION',
+    esc('estate is one program with two faces over the same query functions: the command line, for operators and cron jobs, and `estate serve`, an HTTP API (with credentials, an OpenAPI 3.1 description at /api/openapi.json, Swagger UI at /api/docs and ReDoc at /api/redoc) that backs the estate dashboard.'),
+    '.PP',
+    esc('Its data lives in a data directory of append-only JSONL logs and JSON state files (see FILES). Every read command mirrors an HTTP route: it prints a table on a terminal, or with --json the exact body the route returns. With --url (or ESTATE_URL) and a credential (--api-key or ESTATE_API_KEY) a command calls that server instead of reading the local data directory, with the same output.'),
+    '.PP',
+    esc('Errors go to standard error as one line, without a stack trace unless --debug is given.'),
+    '.SH OPTIONS',
+    ...tagged(help.visibleOptions(program).map((o) => [term(o.flags), o.description])),
+    '.SH COMMANDS',
+  ];
+  for (const { name, cmd } of entries) {
+    const usage = help.commandUsage(cmd);
+    const rest = usage.startsWith(name) ? usage.slice(name.length).trim() : cmd.usage();
+    out.push(`.SS "${esc(name)}"`, `\\fB${esc(name)}\\fR ${esc(rest)}`);
+    if (cmd.description()) out.push('.PP', esc(cmd.description()));
+    const subs = help.visibleCommands(cmd).filter((sub) => sub.name() !== 'help');
+    if (subs.length) out.push('.PP', `Subcommands: ${subs.map((sub) => `\\fB${esc(sub.name())}\\fR`).join(', ')}.`);
+    const args = help.visibleArguments(cmd).map((a): [string, string] => [`\\fI${esc(help.argumentTerm(a))}\\fR`, help.argumentDescription(a)]);
+    const own = help.visibleOptions(cmd).filter((o) => !common.has(optionKey(o)) && !isHelp(o));
+    const shared = help.visibleOptions(cmd).filter((o) => common.has(optionKey(o)));
+    if (args.length || own.length) out.push('.RS 4', ...tagged([...args, ...own.map((o): [string, string] => [term(o.flags), help.optionDescription(o)])]), '.RE');
+    if (shared.length) out.push('.PP', `Also takes the common options ${shared.map((o) => `\\fB${esc(o.long ?? o.flags)}\\fR`).join(', ')}.`);
+    out.push(...example(commandExamples(cmd)));
+  }
+  out.push(
+    '.SH COMMON OPTIONS',
+    esc('Options that many commands take, with the same meaning everywhere:'),
+    ...tagged([...seen].filter(([k]) => common.has(k)).map(([, v]) => [term(v.option.flags), v.option.description])),
+    '.SH ENVIRONMENT',
+    ...tagged(ENVIRONMENT.map(([n, d]) => [`\\fB${esc(n)}\\fR`, d])),
+    '.SH FILES',
+    esc('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
+    ...tagged(FILES.map(([n, d]) => [`\\fI${esc(n)}\\fR`, d])),
+    '.SH EXIT STATUS',
+    ...tagged(EXIT_STATUS.map(([n, d]) => [`\\fB${n}\\fR`, d])),
+    '.SH EXAMPLES',
+    '.nf',
+    ...commandExamples(program).map((e) => esc(`$ ${e}`)),
+    '.fi',
+    '.SH SEE ALSO',
+    esc('The HTTP API is described at /api/openapi.json of a running server, and browsable at /api/docs and /api/redoc; `estate openapi` prints the same document offline.'),
+  );
+  return `${out.join('\n')}\n`;
+}

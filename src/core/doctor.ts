@@ -1,0 +1,142 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { CONFIG_FILE, loadConfig, resolveSecrets, type EstateConfig } from '../config.ts';
+import { EstateError } from '../errors.ts';
+import { forgeGet } from './forge/forge-request.ts';
+import { forgeSettings } from './forge/forge-settings.ts';
+import { checkProvider } from './providers.ts';
+import { statsProgram } from './stats.ts';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface DoctorCheck {
+  name: string;
+  status: CheckStatus;
+  /** What was found. */
+  detail: string;
+  /** How to fix it; null when there is nothing to do. */
+  fix: string | null;
+}
+
+export interface DoctorOptions {
+  dataDir: string;
+  /** `--config FILE`, if given. */
+  configFile?: string | undefined;
+  /** Where the secrets the config names are read from. */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Checks what estate depends on, in order: the data dir, the config, the
+ * forge (token and reachability), each provider and the statistics command
+ * (that it can be run; it is not run). Never throws: every problem is a
+ * `fail` (or `warn`) check with a fix.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [await checkDataDir(options.dataDir)];
+  const configFile = options.configFile ? path.resolve(options.configFile) : path.join(options.dataDir, CONFIG_FILE);
+  let config: EstateConfig;
+  try {
+    config = loadConfig(options.dataDir, options.configFile);
+    checks.push({ name: 'config', status: 'ok', detail: `${configFile}: ${describeConfig(config)}`, fix: null });
+  } catch (err) {
+    checks.push({ name: 'config', status: 'fail', detail: (err as Error).message, fix: `edit ${configFile}: each problem is named by its path in the file` });
+    return checks;
+  }
+  checks.push(...(await checkForge(config, options.env, configFile)));
+  const providers = await Promise.all(config.providers.map((p) => checkProvider(p, () => new Date())));
+  providers.forEach((p, i) => {
+    checks.push(
+      p.reachable
+        ? { name: `provider ${p.name}`, status: 'ok', detail: `${p.url} answered ${p.status} in ${p.latency_ms} ms`, fix: null }
+        : {
+            name: `provider ${p.name}`,
+            status: 'fail',
+            detail: `${p.url}: ${p.error}`,
+            fix: `check that the provider runs and that providers[${i}].url (and expect_status, timeout_ms) in ${configFile} are right`,
+          },
+    );
+  });
+  checks.push(await checkStats(config, options.dataDir, options.env, configFile));
+  return checks;
+}
+
+async function checkDataDir(dir: string): Promise<DoctorCheck> {
+  const name = 'data dir';
+  try {
+    if (!(await stat(dir)).isDirectory()) return { name, status: 'fail', detail: `${dir} is not a directory`, fix: `point --data-dir (or $ESTATE_DATA_DIR) at a directory, or run: estate init DIR` };
+    await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+    return { name, status: 'ok', detail: `${dir} (readable and writable)`, fix: null };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { name, status: 'fail', detail: `${dir} does not exist`, fix: `create it with: estate init ${dir}` };
+    return { name, status: 'fail', detail: `${dir} is not readable and writable (${code ?? (err as Error).message})`, fix: `give the user running estate read and write access to ${dir}` };
+  }
+}
+
+async function checkForge(config: EstateConfig, env: NodeJS.ProcessEnv, configFile: string): Promise<DoctorCheck[]> {
+  if (!config.forge) return [{ name: 'forge', status: 'skip', detail: 'not configured (optional)', fix: null }];
+  const forge = forgeSettings(config, resolveSecrets(config, env));
+  const checks: DoctorCheck[] = [];
+  if (!forge.token) {
+    checks.push({
+      name: 'forge token',
+      status: 'warn',
+      detail: `$${forge.tokenEnv} is not set: only public repositories are visible`,
+      fix: `export ${forge.tokenEnv}=<a forge access token with read access to repositories and issues>`,
+    });
+  }
+  const started = performance.now();
+  try {
+    await forgeGet(forge, '/repos/search', { limit: 1 });
+    checks.push({ name: 'forge', status: 'ok', detail: `${forge.url} answered in ${Math.round(performance.now() - started)} ms`, fix: null });
+  } catch (err) {
+    const error = err instanceof EstateError ? err : new EstateError('bad_gateway', String(err));
+    const fix =
+      error.code === 'gateway_timeout'
+        ? `check that the forge runs; if it is only slow, raise forge.timeout_ms (now ${forge.timeoutMs}) in ${configFile}`
+        : `check forge.url in ${configFile} and that the forge runs and is reachable from this machine`;
+    checks.push({ name: 'forge', status: 'fail', detail: error.message, fix });
+  }
+  return checks;
+}
+
+async function checkStats(config: EstateConfig, dataDir: string, env: NodeJS.ProcessEnv, configFile: string): Promise<DoctorCheck> {
+  const name = 'stats';
+  if (!config.stats) return { name, status: 'skip', detail: 'not configured (optional)', fix: null };
+  const program = statsProgram(config.stats.command, dataDir);
+  const found = await findExecutable(program, env.PATH ?? '');
+  if (found) return { name, status: 'ok', detail: `${found} is executable (not run)`, fix: null };
+  return {
+    name,
+    status: 'fail',
+    detail: `${program} is not an executable file${program.includes('/') ? '' : ' on $PATH'}`,
+    fix: `set stats.command[0] in ${configFile} to an executable (a relative path resolves against ${dataDir}), or chmod +x it`,
+  };
+}
+
+/** The executable `program` names: a path as it is, a bare name looked up in `searchPath`. */
+async function findExecutable(program: string, searchPath: string): Promise<string | undefined> {
+  const candidates = program.includes('/') ? [program] : searchPath.split(path.delimiter).filter(Boolean).map((d) => path.join(d, program));
+  for (const file of candidates) {
+    try {
+      if ((await stat(file)).isFile()) {
+        await access(file, constants.X_OK);
+        return file;
+      }
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+function describeConfig(config: EstateConfig): string {
+  const parts = [
+    config.forge ? 'forge' : undefined,
+    config.providers.length ? `${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}` : undefined,
+    config.stats ? 'stats' : undefined,
+  ].filter(Boolean);
+  return parts.length ? `valid (${parts.join(', ')})` : 'valid (no external sources)';
+}

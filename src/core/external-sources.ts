@@ -1,0 +1,39 @@
+import type { EstateConfig, Secrets } from '../config.ts';
+import type { ForgeIssueList } from './forge/forge-issues.ts';
+import type { ForgeRepoList } from './forge/forge-repos.ts';
+import type { ProviderReport } from './providers.ts';
+import type { StatsResult } from './stats.ts';
+import { TtlCache } from './ttl-cache.ts';
+
+/**
+ * Per-process state for the sources estate does not own (forge, providers,
+ * statistics script): the secrets they need and the caches that keep
+ * dashboard polling from hammering them. Made once per server or CLI run,
+ * with its context; never a module global.
+ */
+export interface ExternalSources {
+  secrets: Secrets;
+  forgeRepos: TtlCache<ForgeRepoList>;
+  forgeIssues: TtlCache<ForgeIssueList>;
+  providers: TtlCache<ProviderReport>;
+  stats: TtlCache<StatsResult>;
+}
+
+export function createExternalSources(config: EstateConfig, secrets: Secrets): ExternalSources {
+  const forgeTtlMs = (config.forge?.cache_s ?? 0) * 1000;
+  return {
+    secrets,
+    forgeRepos: new TtlCache({ ttlMs: forgeTtlMs, maxEntries: 1 }),
+    forgeIssues: new TtlCache({ ttlMs: forgeTtlMs, maxEntries: 200 }),
+    providers: new TtlCache({ ttlMs: config.providers_cache_s * 1000, maxEntries: 1 }),
+    stats: new TtlCache({ ttlMs: (config.stats?.cache_s ?? 0) * 1000, maxEntries: 1 }),
+  };
+}
+
+/** What the external-source readers need of the context (EstateContext has it all). */
+export interface SourceContext {
+  dataDir: string;
+  config: EstateConfig;
+  sources: ExternalSources;
+  now: () => Date;
+}

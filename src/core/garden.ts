@@ -1,0 +1,98 @@
+import type { EstateConfig } from '../config.ts';
+import { dataPath } from './data-files.ts';
+import type { JsonRecord } from './jsonl/parse-record.ts';
+import { tailRecords } from './jsonl/tail-records.ts';
+import { latestRecord } from './recent-records.ts';
+import { settle } from './section.ts';
+
+/** How many of the newest published entries the garden is built from. */
+export const GARDEN_WINDOW = 1000;
+/** Items per garden list. */
+export const GARDEN_LIMIT = 10;
+
+/** Content types that are writings; every other content type is an expressive form (poem, sketch…). */
+export const WRITING_TYPES: readonly string[] = ['essay', 'article', 'post', 'note', 'changelog', 'story', 'letter', 'review', 'journal'];
+
+export interface GardenPiece {
+  entry_id: string | null;
+  title: string;
+  slug: string | null;
+  content_type: string;
+  target_site: string | null;
+  url: string | null;
+  summary: string | null;
+  /** `published_at`, else `registered_at`. */
+  published_at: string | null;
+}
+
+export interface GardenList {
+  items: GardenPiece[];
+  count: number;
+  error: string | null;
+}
+
+export interface Garden {
+  identity: { name: string; tagline: string | null; links: { label: string; url: string }[]; node: string };
+  writings: GardenList;
+  forms: GardenList;
+  pulse: { status: string; ts: string | null; last_activity: string | null; error: string | null };
+  generated_at: string;
+}
+
+/**
+ * The garden feed: the newest writings and expressive forms from the
+ * publishing feed, the estate pulse (newest health pulse and last agent
+ * activity) and the estate's identity from the config. Each section carries
+ * its own `error`; one unreadable log never fails the whole answer.
+ */
+export async function gardenFeed(dataDir: string, config: EstateConfig, now: Date): Promise<Garden> {
+  const [entries, pulse, last] = await Promise.all([
+    settle('publishing/entries.jsonl', () => tailRecords(dataPath(dataDir, 'entries'), GARDEN_WINDOW)),
+    settle('health-pulse.jsonl', () => latestRecord(dataDir, 'pulse')),
+    settle('work/completions.jsonl', () => latestRecord(dataDir, 'completions')),
+  ]);
+  const pieces = (entries.value?.records ?? []).map(toPiece).filter((p): p is GardenPiece => p !== undefined);
+  const isWriting = (p: GardenPiece) => WRITING_TYPES.includes(p.content_type.toLowerCase());
+  const list = (items: GardenPiece[]): GardenList => {
+    const newest = items.slice(0, GARDEN_LIMIT);
+    return { items: newest, count: newest.length, error: entries.error };
+  };
+  const node = config.node_name ?? 'estate';
+  return {
+    identity: {
+      name: config.identity?.name ?? node,
+      tagline: config.identity?.tagline ?? null,
+      links: config.identity?.links ?? [],
+      node,
+    },
+    writings: list(pieces.filter(isWriting)),
+    forms: list(pieces.filter((p) => !isWriting(p))),
+    pulse: {
+      status: text(pulse.value?.status) ?? 'unknown',
+      ts: text(pulse.value?.ts),
+      last_activity: text(last.value?.completed_at),
+      error: pulse.error ?? last.error,
+    },
+    generated_at: now.toISOString(),
+  };
+}
+
+function toPiece(r: JsonRecord): GardenPiece | undefined {
+  const title = text(r.title);
+  const contentType = text(r.content_type);
+  if (!title || !contentType) return undefined;
+  return {
+    entry_id: text(r.entry_id),
+    title,
+    slug: text(r.slug),
+    content_type: contentType,
+    target_site: text(r.target_site),
+    url: text(r.url),
+    summary: text(r.summary),
+    published_at: text(r.published_at) ?? text(r.registered_at),
+  };
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value ? value : null;
+}

@@ -1,0 +1,152 @@
+import type { FileHandle } from 'node:fs/promises';
+import { LogIndex, type LogIndexOptions } from './log-index.ts';
+import { parseRecord, type JsonRecord } from './parse-record.ts';
+import { readSpans } from './read-spans.ts';
+
+const READ_CHUNK = 1024 * 1024;
+const NEWLINE = 0x0a;
+
+/** A facet value to filter on: `{ facet: 'board', value: 'ops' }`. */
+export interface FacetFilter {
+  facet: string;
+  value: string;
+}
+
+/**
+ * A JSONL file's index and how far it has been read. `catchUp` reads only
+ * the bytes appended since the last call; a file that shrank, was replaced
+ * (another inode) or no longer ends a line where reading stopped is read
+ * again from the start. A partial last line is left until it ends; lines
+ * that are not records are counted as skipped. Calls must not overlap: the
+ * owner serialises them.
+ */
+export class IndexedFile {
+  readonly #options: LogIndexOptions;
+  #index: LogIndex;
+  /** Bytes consumed: up to the end of the last complete line. */
+  #offset = 0;
+  #identity: string | undefined;
+  #loaded = false;
+  /** The file's size when last read. */
+  #size = 0;
+
+  constructor(options: LogIndexOptions) {
+    this.#options = options;
+    this.#index = new LogIndex(options);
+  }
+
+  get index(): LogIndex {
+    return this.#index;
+  }
+
+  /** Whether the file ended, when last read, with a line not yet complete (a torn line, or one being written). */
+  get hasPartialTail(): boolean {
+    return this.#size > this.#offset;
+  }
+
+  /** Whether the file has been read once. */
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  /**
+   * Brings the index up to the end of the file's last complete line (open in
+   * `handle`; undefined when the file does not exist). Returns the records
+   * that appeared, when `collect`: none on the first read, and after a
+   * rebuild only those whose key the old index did not know.
+   */
+  async catchUp(handle: FileHandle | undefined, collect: boolean): Promise<JsonRecord[]> {
+    const appeared: JsonRecord[] = [];
+    if (!handle) {
+      if (this.#identity !== undefined || this.#offset > 0) this.#reset();
+      this.#size = 0;
+      this.#loaded = true;
+      return appeared;
+    }
+    const info = await handle.stat();
+    const identity = `${info.dev}:${info.ino}`;
+    let previous: LogIndex | undefined;
+    if (identity !== this.#identity || info.size < this.#offset || !(await endsLineAt(handle, this.#offset))) {
+      previous = this.#offset > 0 || this.#index.size ? this.#index : undefined;
+      this.#reset();
+      this.#identity = identity;
+    }
+    const announce = collect && this.#loaded;
+    let carry: Buffer = Buffer.alloc(0);
+    let carryStart = this.#offset;
+    let position = this.#offset;
+    while (position < info.size) {
+      const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, info.size - position));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const data = carry.length ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+        const text = data.toString('utf8', start, nl);
+        if (text.trim()) {
+          const record = this.#index.addLine(carryStart + start, nl - start, parseRecord(text));
+          if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+        }
+        start = nl + 1;
+      }
+      carry = Buffer.from(data.subarray(start));
+      carryStart += start;
+    }
+    this.#offset = carryStart;
+    this.#size = position;
+    this.#loaded = true;
+    return appeared;
+  }
+
+  /** The last `count` positions after position `after` (of one facet value, with `where`), in file order. */
+  lastPositions(where: FacetFilter | undefined, count: number, after = -1): number[] {
+    if (!where) {
+      const size = this.#index.size;
+      const from = Math.max(after + 1, size - count, 0);
+      return Array.from({ length: Math.max(0, size - from) }, (_, i) => from + i);
+    }
+    const list = this.#index.positions(where.facet, where.value);
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((list[mid] as number) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return list.slice(Math.max(lo, list.length - count));
+  }
+
+  /** The records at `positions`, in that order, read from `handle`; those that no longer parse are left out. */
+  async load(handle: FileHandle | undefined, positions: readonly number[], into?: Map<number, JsonRecord>): Promise<JsonRecord[]> {
+    if (!handle || !positions.length) return [];
+    const texts = await readSpans(handle, positions.map((p) => this.#index.span(p)));
+    const records: JsonRecord[] = [];
+    texts.forEach((text, i) => {
+      const record = parseRecord(text);
+      if (!record) return;
+      records.push(record);
+      into?.set(positions[i] as number, record);
+    });
+    return records;
+  }
+
+  #reset(): void {
+    this.#index = new LogIndex(this.#options);
+    this.#offset = 0;
+    this.#identity = undefined;
+  }
+}
+
+/** After a rebuild, a record whose key the old index knew is not news. */
+function isKnown(previous: LogIndex, record: JsonRecord): boolean {
+  const key = previous.keyOf(record);
+  return key !== undefined && previous.hasKey(key);
+}
+
+async function endsLineAt(handle: FileHandle, offset: number): Promise<boolean> {
+  if (offset === 0) return true;
+  const buf = Buffer.alloc(1);
+  const { bytesRead } = await handle.read(buf, 0, 1, offset - 1);
+  return bytesRead === 1 && buf[0] === NEWLINE;
+}

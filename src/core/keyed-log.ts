@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { dataPath, type DataFile } from './data-files.ts';
+import type { JsonRecord } from './jsonl/parse-record.ts';
+import { RecordLog, type AppendResult } from './record-log.ts';
+
+/**
+ * One kind of record that clients write once per key (work completions,
+ * published entries): the fields a client supplies, the id and time the
+ * service adds, and what the log is looked up by.
+ */
+export interface KeyedLogSpec {
+  file: DataFile;
+  /** The client's fields, in stored order; an identical replay has equal values for each. */
+  fields: readonly string[];
+  /** The client's fields that must be present (strings) for a line to count as a record. */
+  required: readonly string[];
+  /** The two client fields that identify a record: the same key twice is a replay or a conflict. */
+  key: readonly [string, string];
+  /** The id the service adds (stored first): field name and prefix, followed by 16 hex digits. */
+  id: { field: string; prefix: string };
+  /** The time the service adds (stored last), ISO 8601 UTC. */
+  time: string;
+  /** Client fields the log is also looked up by (the id always is). */
+  facets: readonly string[];
+}
+
+export interface KeyedWriteResult extends AppendResult {
+  /** For a conflict: the client fields whose values differ from the stored record's. */
+  differing: string[];
+}
+
+/** The log of `spec` in a data dir, indexed by key, by id and by each facet. */
+export function keyedLog(dataDir: string, spec: KeyedLogSpec): RecordLog {
+  const required = [spec.id.field, spec.time, ...spec.required];
+  return new RecordLog({
+    file: dataPath(dataDir, spec.file),
+    accept: (r) => required.every((f) => typeof r[f] === 'string'),
+    key: (r) => keyOf(spec, r),
+    facets: Object.fromEntries([spec.id.field, ...spec.facets].map((f) => [f, (r: JsonRecord) => r[f] as string])),
+  });
+}
+
+/**
+ * Stores `input` once per key: `created` when new (on disk when this
+ * resolves), `replayed` when the same fields were stored before (nothing
+ * written), `conflict` when other fields were (with the stored record and
+ * the fields that differ). Absent and null optional fields are the same.
+ */
+export async function writeKeyed(log: RecordLog, spec: KeyedLogSpec, input: object, now: () => Date): Promise<KeyedWriteResult> {
+  const fields = pick(input, spec.fields);
+  const result = await log.append({
+    key: keyOf(spec, fields),
+    same: (stored) => differing(stored, fields, spec.fields).length === 0,
+    create: () => ({ [spec.id.field]: `${spec.id.prefix}${randomBytes(8).toString('hex')}`, ...fields, [spec.time]: now().toISOString() }),
+  });
+  return { ...result, differing: result.outcome === 'conflict' ? differing(result.record, fields, spec.fields) : [] };
+}
+
+function keyOf(spec: KeyedLogSpec, record: JsonRecord): string {
+  return JSON.stringify(spec.key.map((f) => record[f]));
+}
+
+/** `fields` of `input` in that order, leaving out undefined and null (an absent optional field). */
+function pick(input: object, fields: readonly string[]): JsonRecord {
+  const out: JsonRecord = {};
+  const values = input as Record<string, unknown>;
+  for (const f of fields) if (values[f] !== undefined && values[f] !== null) out[f] = values[f];
+  return out;
+}
+
+function differing(a: JsonRecord, b: JsonRecord, fields: readonly string[]): string[] {
+  return fields.filter((f) => (a[f] ?? null) !== (b[f] ?? null));
+}

@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { link, open, readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { EstateError } from '../../errors.ts';
+import { isNotFound } from '../fs-errors.ts';
+
+// The key that signs and checks bearer tokens: 32 random bytes, as 64 hex
+// digits and a newline, in `<data dir>/token-secret`, mode 0600. Replacing or
+// deleting the file invalidates every token signed with the old one.
+
+export const TOKEN_SECRET_FILE = 'token-secret';
+const FORMAT = /^([0-9a-f]{64})\n?$/;
+
+export function tokenSecretPath(dataDir: string): string {
+  return path.join(dataDir, TOKEN_SECRET_FILE);
+}
+
+function decode(text: string, file: string): Uint8Array {
+  const m = FORMAT.exec(text);
+  if (!m) throw new EstateError('io', `${file} is corrupt: delete it (every token issued so far stops working) and issue new tokens`);
+  return Buffer.from(m[1] as string, 'hex');
+}
+
+/** The secret, or undefined when the file does not exist (no token was ever issued). */
+export function readTokenSecret(dataDir: string): Uint8Array | undefined {
+  const file = tokenSecretPath(dataDir);
+  try {
+    return decode(readFileSync(file, 'utf8'), file);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The secret, created on first use. Safe when several processes create it at
+ * once: each writes a complete temp file and hard-links it into place, which
+ * fails for all but the first; the others read the winner's secret.
+ */
+export async function ensureTokenSecret(dataDir: string): Promise<Uint8Array> {
+  const existing = readTokenSecret(dataDir);
+  if (existing) return existing;
+  const file = tokenSecretPath(dataDir);
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(`${randomBytes(32).toString('hex')}\n`, 'utf8');
+      await handle.chmod(0o600);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temp, file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  return decode(await readFile(file, 'utf8'), file);
+}

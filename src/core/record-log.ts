@@ -1,0 +1,302 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import { withFileLock } from './file-lock.ts';
+import { isNotFound } from './fs-errors.ts';
+import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
+import { IndexedFile, type FacetFilter } from './jsonl/indexed-file.ts';
+import type { LogIndexOptions } from './jsonl/log-index.ts';
+import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
+import { readLinesBackward } from './jsonl/read-lines-backward.ts';
+
+export type { FacetFilter };
+
+export interface RecordLogOptions extends LogIndexOptions {
+  file: string;
+  /** The inter-process writer lock (default: `<file>.lock`). */
+  lockFile?: string;
+  lockTimeoutMs?: number;
+}
+
+export interface AppendRequest {
+  /** The idempotency key (`LogIndexOptions.key` of the record `create` makes). */
+  key: string;
+  /** Whether a stored record with this key answers the same request (a safe replay). */
+  same: (stored: JsonRecord) => boolean;
+  /** Makes the record to store; called only when the key is new, under the writer lock. */
+  create: () => JsonRecord;
+}
+
+/** `created`: written and synced; `replayed`: the same request was stored before; `conflict`: another one was. */
+export interface AppendResult {
+  outcome: 'created' | 'replayed' | 'conflict';
+  /** The stored record (for a conflict: the one already there). */
+  record: JsonRecord;
+}
+
+export interface LogPage {
+  /** Newest first. */
+  records: JsonRecord[];
+  /** Lines passed over for this page because they are not records. */
+  skipped: number;
+}
+
+type Listener = (records: JsonRecord[]) => void;
+
+interface Pending {
+  request: AppendRequest;
+  resolve: (result: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Appends waiting at once are written in batches of at most this many records. */
+const MAX_BATCH = 512;
+
+/**
+ * An append-only JSONL log with an in-memory index, safe for many writers in
+ * many processes. Contract:
+ *
+ * - `append` checks the key and appends under an in-process queue and the
+ *   inter-process lock file, after catching the index up with whatever other
+ *   processes wrote; a `created` result means the line is on disk (fdatasync).
+ *   Appends that wait while another batch is being written are written
+ *   together: one write and one sync for the batch.
+ * - The index learns only the bytes appended since it last looked; a file that
+ *   shrank, was replaced (another inode) or no longer ends a line where the
+ *   index stopped is read again from the start.
+ * - Lines that are not records (corrupt, torn by a crash) are skipped and
+ *   counted; a partial last line is left until it ends.
+ * - Every read catches up first, so it sees every append acknowledged before it began.
+ * - Subscribers get the records that appear, by any writer, in file order,
+ *   when the index catches up (after an append, or on `refresh()`).
+ */
+export class RecordLog {
+  readonly file: string;
+  readonly #options: RecordLogOptions;
+  readonly #lockFile: string;
+  readonly #indexed: IndexedFile;
+  #folderReady = false;
+  #queue: Promise<unknown> = Promise.resolve();
+  #pending: Pending[] = [];
+  #flushQueued = false;
+  #refreshQueued: Promise<void> | undefined;
+  readonly #listeners = new Set<Listener>();
+
+  constructor(options: RecordLogOptions) {
+    this.file = options.file;
+    this.#options = options;
+    this.#lockFile = options.lockFile ?? `${options.file}.lock`;
+    this.#indexed = new IndexedFile(options);
+  }
+
+  /** Stores the record `request.create()` makes unless its key is taken; see AppendResult. */
+  append(request: AppendRequest): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#pending.push({ request, resolve, reject });
+      this.#queueFlush();
+    });
+  }
+
+  /**
+   * The newest `limit` records (of one facet value, with `where`), newest
+   * first. Without `where` the file is read backwards from its end, O(limit)
+   * whatever its size and without waiting for writes or for the index to load;
+   * with `where` the index answers. `skipped` counts the lines passed over,
+   * a torn last line included.
+   */
+  newest(limit: number, where?: FacetFilter): Promise<LogPage> {
+    if (!where) return this.#tail(limit);
+    return this.#read(async (handle) => {
+      const picked = this.#indexed.lastPositions(where, limit).reverse();
+      const records = await this.#indexed.load(handle, picked);
+      const full = picked.length >= limit && picked.length > 0;
+      const from = full ? this.#indexed.index.span(picked.at(-1) as number).offset : 0;
+      const lost = picked.length - records.length;
+      const torn = this.#indexed.hasPartialTail ? 1 : 0;
+      return { records, skipped: this.#indexed.index.skippedFrom(from) + lost + torn };
+    });
+  }
+
+  /** The first record whose facet `facet` is `value`. */
+  find(facet: string, value: string): Promise<JsonRecord | undefined> {
+    return this.#read(async (handle) => {
+      const [position] = this.#indexed.index.positions(facet, value);
+      if (position === undefined) return undefined;
+      const [record] = await this.#indexed.load(handle, [position]);
+      return record;
+    });
+  }
+
+  /**
+   * The records after the one whose facet `cursor.facet` is `cursor.value`
+   * (or every record, for `'start'`), oldest first, the newest `limit` of them
+   * when there are more; optionally of one facet value. undefined when the
+   * cursor names no record.
+   */
+  since(cursor: FacetFilter | 'start', limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
+    return this.#read(async (handle) => {
+      let after = -1;
+      if (cursor !== 'start') {
+        const [position] = this.#indexed.index.positions(cursor.facet, cursor.value);
+        if (position === undefined) return undefined;
+        after = position;
+      }
+      return this.#indexed.load(handle, this.#indexed.lastPositions(where, limit, after));
+    });
+  }
+
+  /** Catches the index up with the file now, telling subscribers what is new. Concurrent calls share one pass. */
+  refresh(): Promise<void> {
+    this.#refreshQueued ??= this.#exclusive(async () => {
+      this.#refreshQueued = undefined;
+      await this.#withHandle((handle) => this.#catchUp(handle));
+    });
+    return this.#refreshQueued;
+  }
+
+  /** Calls `listener` with each batch of records that appear in the log; returns the unsubscribe function. */
+  subscribe(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  // ------------------------------------------------------------ appends
+
+  #queueFlush(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    void this.#exclusive(() => this.#flush());
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushQueued = false;
+    const batch = this.#pending.splice(0, MAX_BATCH);
+    if (this.#pending.length) this.#queueFlush();
+    if (!batch.length) return;
+    const results: (AppendResult | { error: unknown })[] = [];
+    try {
+      // The first (full) read of the log happens outside the writer lock; later ones are short.
+      if (!this.#indexed.loaded) await this.#withHandle((handle) => this.#catchUp(handle));
+      if (!this.#folderReady) {
+        await ensureFolder(this.#lockFile);
+        this.#folderReady = true;
+      }
+      await withFileLock(
+        this.#lockFile,
+        async () => {
+          const fresh = await this.#withHandle(async (handle) => {
+            await this.#catchUp(handle);
+            return this.#decide(handle, batch, results);
+          });
+          if (!fresh.length) return;
+          try {
+            await appendRecords(this.file, fresh);
+          } catch (err) {
+            for (let i = 0; i < results.length; i++) if ((results[i] as AppendResult).outcome === 'created') results[i] = { error: err };
+            return;
+          }
+          // The records are on disk: a failure to index them now is repaired by the next catch-up.
+          await this.#withHandle((handle) => this.#catchUp(handle)).catch(() => {});
+        },
+        this.#options.lockTimeoutMs,
+      );
+    } catch (err) {
+      batch.forEach((p) => p.reject(err));
+      return;
+    }
+    batch.forEach((p, i) => {
+      const result = results[i] as AppendResult | { error: unknown };
+      if ('error' in result) p.reject(result.error);
+      else p.resolve(result);
+    });
+  }
+
+  /** Decides each request of a batch against the caught-up index; returns the records to write. */
+  async #decide(handle: FileHandle | undefined, batch: readonly Pending[], results: (AppendResult | { error: unknown })[]): Promise<JsonRecord[]> {
+    const index = this.#indexed.index;
+    const known = batch.map((p) => index.position(p.request.key)).filter((p): p is number => p !== undefined);
+    const stored = new Map<number, JsonRecord>();
+    const loaded = await this.#indexed.load(handle, known, stored);
+    if (loaded.length !== known.length) throw new Error(`${this.file}: an indexed record can no longer be read`);
+    const fresh = new Map<string, JsonRecord>();
+    for (const { request } of batch) {
+      try {
+        const position = index.position(request.key);
+        const existing = position === undefined ? fresh.get(request.key) : stored.get(position);
+        if (existing) {
+          results.push({ outcome: request.same(existing) ? 'replayed' : 'conflict', record: existing });
+          continue;
+        }
+        const record = request.create();
+        if (!this.#options.accept(record) || index.keyOf(record) !== request.key) {
+          throw new Error(`${this.file}: a created record is not one of this log's, under the key it was asked for`);
+        }
+        fresh.set(request.key, record);
+        results.push({ outcome: 'created', record });
+      } catch (err) {
+        results.push({ error: err });
+      }
+    }
+    return [...fresh.values()];
+  }
+
+  // ------------------------------------------------------------ reading
+
+  async #tail(limit: number): Promise<LogPage> {
+    const records: JsonRecord[] = [];
+    let skipped = 0;
+    for await (const line of readLinesBackward(this.file)) {
+      if (records.length >= limit) break;
+      if (!line.trim()) continue;
+      const record = parseRecord(line);
+      if (record && this.#options.accept(record)) records.push(record);
+      else skipped++;
+    }
+    return { records, skipped };
+  }
+
+  /** Runs `fn` alone among this log's reads and writes (in this process). */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(fn);
+    this.#queue = result.catch(() => {});
+    return result;
+  }
+
+  #read<T>(fn: (handle: FileHandle | undefined) => Promise<T>): Promise<T> {
+    return this.#exclusive(() =>
+      this.#withHandle(async (handle) => {
+        await this.#catchUp(handle);
+        return fn(handle);
+      }),
+    );
+  }
+
+  /** Runs `fn` with the log open for reading (undefined when there is no file yet). */
+  async #withHandle<T>(fn: (handle: FileHandle | undefined) => Promise<T>): Promise<T> {
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(this.file, 'r');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    try {
+      return await fn(handle);
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  /** Catches the index up and tells subscribers what appeared. */
+  async #catchUp(handle: FileHandle | undefined): Promise<void> {
+    const appeared = await this.#indexed.catchUp(handle, this.#listeners.size > 0);
+    if (appeared.length) this.#announce(appeared);
+  }
+
+  #announce(records: JsonRecord[]): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(records);
+      } catch {
+        // A subscriber's failure is its own; the log and the other subscribers go on.
+      }
+    }
+  }
+}
