@@ -101,3 +101,34 @@ test('every response carries the base security headers', async (t) => {
     assert.equal(r.headers.get('referrer-policy'), 'no-referrer', route);
   }
 });
+
+test('JSON reads carry an ETag; If-None-Match with it is 304 with no body, until the data changes', async (t) => {
+  const { appendFile, writeFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'trends.jsonl');
+  await writeFile(file, '{"ts":"2026-11-21T00:00:00Z","v":1}\n');
+  const key = await newKey(dir);
+  const server = await startServer(t, dir);
+  const first = await server.get('/trends', { 'X-API-Key': key });
+  const etag = first.headers.get('etag');
+  assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/);
+  assert.equal(first.headers.get('cache-control'), 'private, no-cache');
+  const cases: [string, number][] = [
+    [etag as string, 304],
+    [`W/${etag}`, 304],
+    [`"other", ${etag}`, 304],
+    ['*', 304],
+    ['"other"', 200],
+  ];
+  for (const [header, status] of cases) {
+    const r = await server.get('/trends', { 'X-API-Key': key, 'If-None-Match': header });
+    assert.equal(r.status, status, header);
+    if (status === 304) assert.equal(r.text, '');
+  }
+  assert.equal((await server.get('/trends', { 'If-None-Match': etag as string })).status, 403, 'the credential is checked first');
+  await appendFile(file, '{"ts":"2026-11-21T00:01:00Z","v":2}\n');
+  const changed = await server.get('/trends', { 'X-API-Key': key, 'If-None-Match': etag as string });
+  assert.equal(changed.status, 200);
+  assert.notEqual(changed.headers.get('etag'), etag);
+});

@@ -207,12 +207,11 @@ test('a missing log reads as empty and is created on the first append', async (t
   assert.equal((await lines(file)).length, 2);
 });
 
-// Known bug outside this feature (src/core/file-lock.ts): when a writer died
-// holding the lock, writers that find it stale at the same time each unlink
-// "the stale lock", and a later one can unlink the fresh lock of an earlier
-// one, so two hold the lock at once and a (board, task_id) can be stored
-// twice. Kept as a todo until file-lock.ts serialises the breaking of a lock.
-test('writers that break a dead writer\'s lock at once never hold it together', { todo: 'file-lock.ts breaks stale locks racily' }, async (t) => {
+// When a writer died holding the lock, writers that find it stale at the same
+// time must not each unlink "the stale lock": a later one could unlink the
+// fresh lock of an earlier one, so two would hold it and a (board, task_id)
+// could be stored twice. file-lock.ts serialises the breaking of a lock.
+test('writers that break a dead writer\'s lock at once never hold it together', async (t) => {
   const dir = await tempDataDir(t);
   const { spawnSync } = await import('node:child_process');
   const { withFileLock } = await import('../src/core/file-lock.ts');

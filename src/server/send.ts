@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateError } from '../errors.ts';
 
@@ -30,9 +31,27 @@ export function sendText(
   res.end(req.method === 'HEAD' || status === 204 || status === 304 ? undefined : payload);
 }
 
+/**
+ * Sends a JSON body. A 200 answer to GET or HEAD carries a strong `ETag` of
+ * its bytes and `Cache-Control: private, no-cache`; a request whose
+ * `If-None-Match` names that tag gets 304 with no body, so polling unchanged
+ * data costs one hash and a few header bytes.
+ */
 export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers);
-  sendText(req, res, status, 'application/json', JSON.stringify(body), headers);
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendText(req, res, status, 'application/json', payload, headers);
+  const etag = `"${createHash('sha1').update(payload).digest('base64url')}"`;
+  const cached = { ETag: etag, 'Cache-Control': 'private, no-cache', ...headers };
+  if (matchesEtag(req.headers['if-none-match'], etag)) return sendText(req, res, 304, 'application/json', '', { ...cached, 'Content-Length': '0' });
+  sendText(req, res, status, 'application/json', payload, cached);
+}
+
+/** `If-None-Match` holds `*` or a list of tags, weak ones (`W/"…"`) included. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
 export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown): void {
