@@ -1,7 +1,6 @@
 import { Option } from 'commander';
 import type { EstateContext } from '../api/context.ts';
 import type { JsonRecord } from '../core/jsonl/parse-record.ts';
-import { watchLog } from '../core/watch-log.ts';
 import { EstateError, type ErrorCode } from '../errors.ts';
 import type { CliIO } from './io.ts';
 import type { CommandExtension, CommandRun } from './operation-commands.ts';
@@ -50,6 +49,7 @@ async function followLocal(ctx: EstateContext, board: string | undefined, print:
     for (const r of records) if (board === undefined || r.board === board) print(r);
   });
   const refresh = () => void log.refresh().catch((err: unknown) => io.stderr(`estate: cannot read ${log.file}: ${(err as Error).message}\n`));
+  const { watchLog } = await import('../core/watch-log.ts'); // chokidar loads only with --follow
   const watcher = await watchLog(log.file, refresh, (err) => io.stderr(`estate: watching ${log.file}: ${(err as Error).message}\n`));
   // A fallback for changes a watcher misses (network file systems).
   const poll = setInterval(refresh, 5000);

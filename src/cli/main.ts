@@ -1,4 +1,4 @@
-import { runCli } from './run-cli.ts';
+import { VERSION } from '../version.ts';
 
 // The entry: the only place that touches process.argv, the real streams and
 // process exit status.
@@ -12,7 +12,14 @@ const stopSignal = new Promise<string>((resolve) => {
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
 });
 
-const code = await runCli(process.argv.slice(2), {
+const argv = process.argv.slice(2);
+// `estate --version` answers before the command tree (and zod) is loaded.
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+}
+const { runCli } = await import('./run-cli.ts');
+const code = await runCli(argv, {
   env: process.env,
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),

@@ -60,7 +60,7 @@ export function addOperationCommands(
   program: Command,
   ops: readonly Operation[],
   io: CliIO,
-  print: (op: Operation, result: OperationResult, options: CommonOptions) => void,
+  print: (op: Operation, result: OperationResult, options: CommonOptions) => void | Promise<void>,
   /** By `cli.command` words. */
   extensions: Readonly<Record<string, CommandExtension>> = {},
 ): void {
@@ -130,7 +130,7 @@ export function addOperationCommands(
       } finally {
         stopProgress();
       }
-      print(op, result, options);
+      await print(op, result, options);
       await extension?.after({ op, raw, result, options, remote: target, ctx });
     });
   }

@@ -15,7 +15,6 @@ import { addGroupExamples } from './help-examples.ts';
 import { followExtension } from './follow.ts';
 import type { CliIO } from './io.ts';
 import { addOperationCommands } from './operation-commands.ts';
-import { render } from './render.ts';
 
 /**
  * The whole command tree: one subcommand per operation of the API table, plus
@@ -24,14 +23,16 @@ import { render } from './render.ts';
  */
 export function buildProgram(io: CliIO): Command {
   const color = io.isTTY && !envSettings(io.env).noColor;
-  const print = (body: unknown, options: { json?: boolean }, columns?: readonly string[]) => {
-    if (options.json) io.stdout(`${JSON.stringify(body, null, 2)}\n`);
-    else io.stdout(`${render(body, { color, columns })}\n`);
+  // The table renderer (chalk, cli-table3) loads only when a table is drawn.
+  const print = async (body: unknown, options: { json?: boolean }, columns?: readonly string[]) => {
+    if (options.json) return void io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+    const { render } = await import('./render.ts');
+    io.stdout(`${render(body, { color, columns })}\n`);
   };
-  const printResult = (op: Operation, result: OperationResult, options: { json?: boolean }) => {
+  const printResult = async (op: Operation, result: OperationResult, options: { json?: boolean }) => {
     // No body (204): nothing on stdout, exactly as the HTTP answer.
     if (result.body === undefined) return;
-    print(result.body, options, op.cli ? op.cli.columns : undefined);
+    await print(result.body, options, op.cli ? op.cli.columns : undefined);
   };
 
   const program = new Command('estate')

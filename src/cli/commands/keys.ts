@@ -6,7 +6,7 @@ import { EstateError } from '../../errors.ts';
 import { addDataDirOptions, localContext } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 
-type Print = (body: unknown, options: { json?: boolean }, columns?: string[]) => void;
+type Print = (body: unknown, options: { json?: boolean }, columns?: string[]) => void | Promise<void>;
 
 interface CreateOptions {
   user: string;
@@ -60,10 +60,10 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  $ estate keys list\n  $ estate keys list --json\n')
-    .action((options: { json?: boolean; dataDir?: string; config?: string }) => {
+    .action(async (options: { json?: boolean; dataDir?: string; config?: string }) => {
       const now = new Date();
       const items = listKeys(localContext(options, io).dataDir).map((k) => ({ ...k, status: keyStatus(k, now) }));
-      print({ items, count: items.length }, options, LIST_COLUMNS);
+      await print({ items, count: items.length }, options, LIST_COLUMNS);
     });
 
   const revoke = new Command('revoke')
@@ -74,7 +74,7 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .action(async (keyId: string, options: { json?: boolean; dataDir?: string; config?: string }) => {
       const info = await revokeKey(localContext(options, io).dataDir, keyId);
       if (!info) throw new EstateError('not_found', `no key with id ${keyId}`);
-      print(info, options);
+      await print(info, options);
     });
 
   for (const cmd of [create, list, revoke]) keys.addCommand(addDataDirOptions(cmd));

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.ts';
 import { parseScopes } from '../../core/keys/scopes.ts';
-import { createToken, MAX_TOKEN_TTL_MS } from '../../core/keys/tokens.ts';
 import { addDataDirOptions, localContext } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 
@@ -28,6 +27,8 @@ export function tokenCommand(io: CliIO): Command {
       '\nExamples:\n  $ estate token create --user dashboard --scope read --ttl 12h\n  $ curl -H "Authorization: Bearer $(estate token create --user alice --ttl 15m)" http://127.0.0.1:8080/trends\n',
     )
     .action(async (options: CreateOptions) => {
+      // jose loads only for this command.
+      const { createToken, MAX_TOKEN_TTL_MS } = await import('../../core/keys/tokens.ts');
       const ttlMs = parseDuration(options.ttl, '--ttl', MAX_TOKEN_TTL_MS);
       const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
       const { dataDir } = localContext(options, io);
