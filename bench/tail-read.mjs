@@ -4,42 +4,17 @@
 // `estate trends --limit 100 --json`, and prints one table. It reports; it
 // asserts nothing. Sizes: BENCH_SIZES=1MB,100MB,1GB (default 1MB,1GB).
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { trendsDir } from './make-data.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'estate');
-const UNITS = { MB: 1024 ** 2, GB: 1024 ** 3 };
-const sizes = (process.env.BENCH_SIZES ?? '1MB,1GB').split(',').map((s) => {
-  const m = /^(\d+)(MB|GB)$/.exec(s.trim());
-  if (!m) throw new Error(`bad size ${s}`);
-  return { label: s.trim(), bytes: Number(m[1]) * UNITS[m[2]] };
-});
+const sizes = (process.env.BENCH_SIZES ?? '1MB,1GB').split(',').map((label) => ({ label: label.trim() }));
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
 delete env.NODE_EXTRA_CA_CERTS;
-
-async function makeLog(dir, bytes) {
-  const file = path.join(dir, 'trends.jsonl');
-  if (existsSync(file) && statSync(file).size >= bytes) return file;
-  mkdirSync(dir, { recursive: true });
-  const out = createWriteStream(file);
-  const start = Date.parse('2020-01-01T00:00:00Z');
-  let written = 0;
-  let i = 0;
-  while (written < bytes) {
-    const lines = [];
-    for (let j = 0; j < 1000; j++, i++) {
-      lines.push(JSON.stringify({ ts: new Date(start + i * 1000).toISOString(), node: `n${i % 7}`, cpu_pct: (i * 37) % 100, mem_pct: (i * 11) % 100, seq: i }));
-    }
-    const chunk = `${lines.join('\n')}\n`;
-    written += Buffer.byteLength(chunk);
-    if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
-  }
-  await new Promise((r) => out.end(r));
-  return file;
-}
 
 function serve(dataDir) {
   return new Promise((resolve, reject) => {
@@ -83,10 +58,10 @@ function timeCli(dataDir, n) {
 }
 
 const rows = [];
-for (const { label, bytes } of sizes) {
-  const dir = path.join(root, 'bench', 'data', `trends-${label}`);
+for (const { label } of sizes) {
   process.stderr.write(`preparing ${label} log…\n`);
-  const file = await makeLog(dir, bytes);
+  const dir = await trendsDir(label);
+  const file = path.join(dir, 'trends.jsonl');
   const { child, url } = await serve(dir);
   await timeHttp(url, 50);
   const http = await timeHttp(url, 500);

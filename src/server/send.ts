@@ -20,15 +20,17 @@ export function sendText(
     res.destroy();
     return;
   }
-  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  res.writeHead(status, {
-    ...BASE_HEADERS,
+  // Built by assignment: object spread here cost more than the rest of the request.
+  const all: Record<string, string> = {
     'Content-Type': contentType,
-    'Content-Length': String(payload.length),
+    'Content-Length': String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length),
     'Cache-Control': 'no-store',
-    ...headers,
-  });
-  res.end(req.method === 'HEAD' || status === 204 || status === 304 ? undefined : payload);
+  };
+  for (const name in BASE_HEADERS) all[name] = BASE_HEADERS[name] as string;
+  for (const name in headers) all[name] = headers[name] as string;
+  res.writeHead(status, all);
+  // A string body goes out in one write with the headers (a Buffer would take a writev of two).
+  res.end(req.method === 'HEAD' || status === 204 || status === 304 ? undefined : body);
 }
 
 /**
@@ -39,7 +41,7 @@ export function sendText(
  */
 export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers);
-  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  const payload = JSON.stringify(body);
   if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendText(req, res, status, 'application/json', payload, headers);
   const etag = `"${createHash('sha1').update(payload).digest('base64url')}"`;
   const cached = { ETag: etag, 'Cache-Control': 'private, no-cache', ...headers };

@@ -1,0 +1,62 @@
+// Generates benchmark data dirs (cached under bench/data/, which git ignores).
+import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export const BENCH_DATA = path.resolve(import.meta.dirname, 'data');
+const UNITS = { MB: 1024 ** 2, GB: 1024 ** 3 };
+
+/** `1MB` → 1048576. */
+export function parseSize(label) {
+  const m = /^(\d+)(MB|GB)$/.exec(label.trim());
+  if (!m) throw new Error(`bad size ${label}: use e.g. 1MB, 100MB, 1GB`);
+  return Number(m[1]) * UNITS[m[2]];
+}
+
+async function writeLines(file, bytes, count, line) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const out = createWriteStream(file);
+  let written = 0;
+  for (let i = 0; written < bytes && i < count; ) {
+    const lines = [];
+    for (let j = 0; j < 1000 && i < count; j++, i++) lines.push(line(i));
+    const chunk = `${lines.join('\n')}\n`;
+    written += Buffer.byteLength(chunk);
+    if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
+  }
+  await new Promise((r) => out.end(r));
+}
+
+/** A data dir whose trends.jsonl holds at least `bytes` bytes of points. */
+export async function trendsDir(label) {
+  const dir = path.join(BENCH_DATA, `trends-${label}`);
+  const file = path.join(dir, 'trends.jsonl');
+  const bytes = parseSize(label);
+  if (existsSync(file) && statSync(file).size >= bytes) return dir;
+  const start = Date.parse('2020-01-01T00:00:00Z');
+  await writeLines(file, bytes, Infinity, (i) =>
+    JSON.stringify({ ts: new Date(start + i * 1000).toISOString(), node: `n${i % 7}`, cpu_pct: (i * 37) % 100, mem_pct: (i * 11) % 100, seq: i }),
+  );
+  return dir;
+}
+
+export const BOARDS = Array.from({ length: 20 }, (_, i) => `board-${i}`);
+
+/** A data dir whose work/completions.jsonl holds `count` completions over 20 boards. */
+export async function completionsDir(count) {
+  const dir = path.join(BENCH_DATA, `completions-${count}`);
+  const file = path.join(dir, 'work', 'completions.jsonl');
+  if (existsSync(file) && statSync(file).size > count * 100) return dir;
+  const start = Date.parse('2024-01-01T00:00:00Z');
+  await writeLines(file, Infinity, count, (i) =>
+    JSON.stringify({
+      id: `wc_${i.toString(16).padStart(16, '0')}`,
+      task_id: `T-${i}`,
+      board: BOARDS[i % BOARDS.length],
+      assignee: `agent-${i % 13}`,
+      title: `Task number ${i} of the benchmark`,
+      commit_sha: (i * 2654435761).toString(16).padStart(8, '0').slice(0, 8),
+      completed_at: new Date(start + i * 30_000).toISOString(),
+    }),
+  );
+  return dir;
+}
