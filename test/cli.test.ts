@@ -126,3 +126,15 @@ test('a reader that closes the pipe early ends the output quietly (no EPIPE stac
   assert.equal(code, 0);
   assert.equal(stderr, '');
 });
+
+test('the version estate reports is package.json\'s', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { ROOT } = await import('./helpers/data-dir.ts');
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(VERSION, pkg.version);
+  const [short, long] = await Promise.all([runEstate(['-V']), runEstate(['--version'])]);
+  assert.equal(short.stdout, `${pkg.version}\n`);
+  assert.equal(long.stdout, `${pkg.version}\n`);
+  const help = await runEstate(['--help', '--version']);
+  assert.equal(help.code, 0);
+});

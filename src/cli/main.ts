@@ -1,33 +1,28 @@
-import { VERSION } from '../version.ts';
-
 // The entry: the only place that touches process.argv, the real streams and
 // process exit status.
-// A reader that goes away (`estate openapi | head`) ends the output, not in a crash.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw err;
-});
+async function main(): Promise<void> {
+  // A reader that goes away (`estate openapi | head`) ends the output, not in a crash.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
 
-const stopSignal = new Promise<string>((resolve) => {
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
-});
+  const stopSignal = new Promise<string>((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
+  });
 
-const argv = process.argv.slice(2);
-// `estate --version` answers before the command tree (and zod) is loaded.
-if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-  process.stdout.write(`${VERSION}\n`);
-  process.exit(0);
+  const { runCli } = await import('./run-cli.ts');
+  process.exitCode = await runCli(process.argv.slice(2), {
+    env: process.env,
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTTY: Boolean(process.stdout.isTTY),
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+    stopSignal,
+  });
+  // Signal listeners keep nothing alive; stdout is flushed before the process ends.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
 }
-const { runCli } = await import('./run-cli.ts');
-const code = await runCli(argv, {
-  env: process.env,
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  isTTY: Boolean(process.stdout.isTTY),
-  stderrIsTTY: Boolean(process.stderr.isTTY),
-  stopSignal,
-});
-process.exitCode = code;
-// Signal listeners keep nothing alive; stdout is flushed before the process ends.
-process.removeAllListeners('SIGTERM');
-process.removeAllListeners('SIGINT');
+
+void main();
