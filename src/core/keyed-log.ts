@@ -36,7 +36,9 @@ export function keyedLog(dataDir: string, spec: KeyedLogSpec): RecordLog {
     file: dataPath(dataDir, spec.file),
     accept: (r) => required.every((f) => typeof r[f] === 'string'),
     key: (r) => keyOf(spec, r),
-    facets: Object.fromEntries([spec.id.field, ...spec.facets].map((f) => [f, (r: JsonRecord) => r[f] as string])),
+    facets: Object.fromEntries(spec.facets.map((f) => [f, (r: JsonRecord) => r[f] as string])),
+    // One id per record: indexed by hash, not as a string per record.
+    uniqueFacets: { [spec.id.field]: (r: JsonRecord) => r[spec.id.field] as string },
   });
 }
 

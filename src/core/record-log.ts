@@ -105,7 +105,7 @@ export class RecordLog {
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
     if (!where) return this.#tail(limit);
     return this.#read(async (handle) => {
-      const picked = this.#indexed.lastPositions(where, limit).reverse();
+      const picked = (await this.#lastPositions(handle, where, limit)).reverse();
       const records = await this.#indexed.load(handle, picked);
       const full = picked.length >= limit && picked.length > 0;
       const from = full ? this.#indexed.index.span(picked.at(-1) as number).offset : 0;
@@ -118,7 +118,8 @@ export class RecordLog {
   /** The first record whose facet `facet` is `value`. */
   find(facet: string, value: string): Promise<JsonRecord | undefined> {
     return this.#read(async (handle) => {
-      const [position] = this.#indexed.index.positions(facet, value);
+      if (this.#indexed.index.isHashed(facet)) return (await this.#indexed.matching(handle, { facet, value }))[0]?.record;
+      const position = this.#indexed.index.positions(facet, value).at(0);
       if (position === undefined) return undefined;
       const [record] = await this.#indexed.load(handle, [position]);
       return record;
@@ -135,11 +136,13 @@ export class RecordLog {
     return this.#read(async (handle) => {
       let after = -1;
       if (cursor !== 'start') {
-        const [position] = this.#indexed.index.positions(cursor.facet, cursor.value);
+        const position = this.#indexed.index.isHashed(cursor.facet)
+          ? (await this.#indexed.matching(handle, cursor))[0]?.position
+          : this.#indexed.index.positions(cursor.facet, cursor.value).at(0);
         if (position === undefined) return undefined;
         after = position;
       }
-      return this.#indexed.load(handle, this.#indexed.lastPositions(where, limit, after));
+      return this.#indexed.load(handle, await this.#lastPositions(handle, where, limit, after));
     });
   }
 
@@ -209,18 +212,24 @@ export class RecordLog {
     });
   }
 
-  /** Decides each request of a batch against the caught-up index; returns the records to write. */
+  /**
+   * Decides each request of a batch against the caught-up index; returns the
+   * records to write. The index knows keys by hash: the records of each key's
+   * candidate positions are read back, and the first whose key is the
+   * request's owns it.
+   */
   async #decide(handle: FileHandle | undefined, batch: readonly Pending[], results: (AppendResult | { error: unknown })[]): Promise<JsonRecord[]> {
     const index = this.#indexed.index;
-    const known = batch.map((p) => index.position(p.request.key)).filter((p): p is number => p !== undefined);
+    const candidates = batch.map((p) => index.keyCandidates(p.request.key));
+    const known = [...new Set(candidates.flat())];
     const stored = new Map<number, JsonRecord>();
     const loaded = await this.#indexed.load(handle, known, stored);
     if (loaded.length !== known.length) throw new Error(`${this.file}: an indexed record can no longer be read`);
     const fresh = new Map<string, JsonRecord>();
-    for (const { request } of batch) {
+    for (const [i, { request }] of batch.entries()) {
       try {
-        const position = index.position(request.key);
-        const existing = position === undefined ? fresh.get(request.key) : stored.get(position);
+        const owner = (candidates[i] as number[]).map((p) => stored.get(p)).find((r) => r !== undefined && index.keyOf(r) === request.key);
+        const existing = owner ?? fresh.get(request.key);
         if (existing) {
           results.push({ outcome: request.same(existing) ? 'replayed' : 'conflict', record: existing });
           continue;
@@ -239,6 +248,13 @@ export class RecordLog {
   }
 
   // ------------------------------------------------------------ reading
+
+  /** `IndexedFile.lastPositions`, with the candidates of a hashed facet checked against their records. */
+  async #lastPositions(handle: FileHandle | undefined, where: FacetFilter | undefined, count: number, after = -1): Promise<number[]> {
+    if (!where || !this.#indexed.index.isHashed(where.facet)) return this.#indexed.lastPositions(where, count, after);
+    const positions = (await this.#indexed.matching(handle, where)).map((m) => m.position).filter((p) => p > after);
+    return positions.slice(Math.max(0, positions.length - count));
+  }
 
   async #tail(limit: number): Promise<LogPage> {
     const records: JsonRecord[] = [];

@@ -72,17 +72,27 @@ export class IndexedFile {
       this.#identity = identity;
     }
     const announce = collect && this.#loaded;
-    let carry: Buffer = Buffer.alloc(0);
+    // One buffer, reused for every chunk: the bytes of a line not yet ended
+    // (starting at file offset `carryStart`) move to its front, and it
+    // doubles only for a line longer than itself. Memory stays bounded by
+    // the longest line, whatever the file's size.
+    let buf: Buffer | undefined;
+    let carried = 0;
     let carryStart = this.#offset;
     let position = this.#offset;
     while (position < info.size) {
-      const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, info.size - position));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      buf ??= Buffer.allocUnsafe(Math.min(READ_CHUNK, info.size - position));
+      if (carried === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, carried);
+        buf = bigger;
+      }
+      const { bytesRead } = await handle.read(buf, carried, Math.min(buf.length - carried, info.size - position), position);
       if (bytesRead === 0) break;
       position += bytesRead;
-      const data = carry.length ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      const data = buf.subarray(0, carried + bytesRead);
       let start = 0;
-      for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+      for (let nl = data.indexOf(NEWLINE, carried); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
         const text = data.toString('utf8', start, nl);
         if (text.trim()) {
           const record = this.#index.addLine(carryStart + start, nl - start, parseRecord(text));
@@ -90,7 +100,7 @@ export class IndexedFile {
         }
         start = nl + 1;
       }
-      carry = Buffer.from(data.subarray(start));
+      carried = data.copy(buf, 0, start);
       carryStart += start;
     }
     this.#offset = carryStart;
@@ -99,7 +109,10 @@ export class IndexedFile {
     return appeared;
   }
 
-  /** The last `count` positions after position `after` (of one facet value, with `where`), in file order. */
+  /**
+   * The last `count` positions after position `after` (of one facet value, with `where`), in file order;
+   * for a hashed facet (`LogIndex.isHashed`), of its candidates: see `matching`.
+   */
   lastPositions(where: FacetFilter | undefined, count: number, after = -1): number[] {
     if (!where) {
       const size = this.#index.size;
@@ -111,10 +124,31 @@ export class IndexedFile {
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((list[mid] as number) <= after) lo = mid + 1;
+      if ((list.at(mid) as number) <= after) lo = mid + 1;
       else hi = mid;
     }
-    return list.slice(Math.max(lo, list.length - count));
+    const picked: number[] = [];
+    for (let i = Math.max(lo, list.length - count); i < list.length; i++) picked.push(list.at(i) as number);
+    return picked;
+  }
+
+  /**
+   * The positions of the records whose facet `where.facet` is `where.value`,
+   * ascending, each with its record read from `handle`. For a hashed facet
+   * (`LogIndex.isHashed`) the index's candidates are checked against their
+   * records; for an exact one, the records of every position are read.
+   */
+  async matching(handle: FileHandle | undefined, where: FacetFilter): Promise<{ position: number; record: JsonRecord }[]> {
+    const list = this.#index.positions(where.facet, where.value);
+    const positions = Array.from({ length: list.length }, (_, i) => list.at(i) as number);
+    const records = new Map<number, JsonRecord>();
+    await this.load(handle, positions, records);
+    const found: { position: number; record: JsonRecord }[] = [];
+    for (const position of positions) {
+      const record = records.get(position);
+      if (record && this.#index.facetValue(where.facet, record) === where.value) found.push({ position, record });
+    }
+    return found;
   }
 
   /** The records at `positions`, in that order, read from `handle`; those that no longer parse are left out. */
@@ -138,10 +172,16 @@ export class IndexedFile {
   }
 }
 
-/** After a rebuild, a record whose key the old index knew is not news. */
+/**
+ * After a rebuild, a record whose key the old index knew is not news. The old
+ * file cannot be read back to verify, so this trusts the index's two 32-bit
+ * key hashes: a new key taken for a known one (about n / 2^64 per record for
+ * an old index of n records) would only go unannounced on the live stream
+ * after a log rotation; what is stored and read is decided exactly elsewhere.
+ */
 function isKnown(previous: LogIndex, record: JsonRecord): boolean {
   const key = previous.keyOf(record);
-  return key !== undefined && previous.hasKey(key);
+  return key !== undefined && previous.mayHaveKey(key);
 }
 
 async function endsLineAt(handle: FileHandle, offset: number): Promise<boolean> {

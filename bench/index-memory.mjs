@@ -1,0 +1,80 @@
+// `node bench/index-memory.mjs`: the memory of `estate serve` holding the
+// index of a large completions log. Copies bench/data/completions-N (made by
+// bench/make-data.mjs when missing) to a temp dir, starts the built server
+// (bin/estate: run `npm run build` first) on it, asks for a filtered feed
+// (which waits for the index to load), and prints VmHWM (peak RSS) and VmRSS
+// from /proc/PID/status (Linux). It reports; it asserts nothing.
+// Knobs: BENCH_COMPLETIONS=1000000; BENCH_TRENDS=1GB also links a trends log
+// of that size (bench/data/trends-SIZE, made when missing) into the data dir.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { completionsDir, trendsDir } from './make-data.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const bin = path.join(root, 'bin', 'estate');
+const count = Number(process.env.BENCH_COMPLETIONS ?? 1_000_000);
+const trends = process.env.BENCH_TRENDS;
+const KEY = 'bench-key';
+const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
+delete env.NODE_EXTRA_CA_CERTS;
+const log = (s) => process.stderr.write(`${s}\n`);
+
+function status(pid) {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1]) / 1024);
+  return { VmHWM: mb('VmHWM'), VmRSS: mb('VmRSS') };
+}
+
+function start(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const on = (c) => {
+      out += c;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+      if (m) resolve({ child, url: m[0] });
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', (c) => (out += c));
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-300)}`)));
+  });
+}
+
+log(`preparing a ${count}-record completions log…`);
+const source = await completionsDir(count);
+const dir = await mkdtemp(path.join(os.tmpdir(), 'estate-index-memory-'));
+let server;
+try {
+  await cp(source, dir, { recursive: true });
+  if (trends) {
+    log(`preparing the ${trends} trends log…`);
+    await symlink(path.join(await trendsDir(trends), 'trends.jsonl'), path.join(dir, 'trends.jsonl'));
+  }
+  server = await start([bin, 'serve', '--data-dir', dir, '--port', '0']);
+  const before = status(server.child.pid);
+  const t0 = performance.now();
+  const res = await fetch(`${server.url}/work/feed?board=board-3&limit=2`, { headers: { 'X-API-Key': KEY } });
+  const body = await res.json();
+  const ms = performance.now() - t0;
+  if (res.status !== 200) throw new Error(`feed answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  const t1 = performance.now();
+  const second = await fetch(`${server.url}/work/feed?board=board-3&limit=2`, { headers: { 'X-API-Key': KEY } });
+  await second.arrayBuffer();
+  const warm = performance.now() - t1;
+  const after = status(server.child.pid);
+  console.log(`estate serve, ${count} completions${trends ? ` + ${trends} trends log` : ''}, Node ${process.version}`);
+  console.log(`  started:           VmRSS ${before.VmRSS} MB`);
+  console.log(`  first feed (index) ${ms.toFixed(0)} ms, then ${warm.toFixed(1)} ms`);
+  console.log(`  after the feed:    VmHWM ${after.VmHWM} MB (peak), VmRSS ${after.VmRSS} MB`);
+} finally {
+  if (server) {
+    const exited = new Promise((r) => server.child.once('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  }
+  await rm(dir, { recursive: true, force: true });
+}
