@@ -26,6 +26,58 @@ const providerSchema = z.strictObject({
   expect_status: z.int().min(100).max(599).optional(),
 });
 
+/** An origin as browsers send it: scheme, host and optional port; no path, no trailing slash. */
+const corsOrigin = z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/, {
+  message: 'must be an origin such as https://dash.example.org (scheme, host and port only)',
+});
+
+/**
+ * Requests per client: a token bucket of `burst` requests that refills at
+ * `requests_per_minute`, one per credential (API key or token user) when the
+ * request carries a valid one, else one per client address. Loopback clients
+ * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
+ * the same host forwards every client).
+ */
+export const rateLimitSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  requests_per_minute: z.int().min(1).max(1_000_000).default(600),
+  burst: z.int().min(1).max(100_000).default(120),
+  exempt_loopback: z.boolean().default(true),
+});
+
+/**
+ * Routes that ask external sources or gather many (stats, providers, forge,
+ * summary, garden, agents) run at most `max_concurrent` at once; up to
+ * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
+ */
+export const expensiveRoutesSchema = z.strictObject({
+  max_concurrent: z.int().min(1).max(1000).default(8),
+  max_queued: z.int().min(0).max(10_000).default(64),
+  max_wait_ms: z.int().min(1).max(600_000).default(15_000),
+});
+
+/** How long a client may take to send its headers, its whole request, and how long an idle keep-alive connection stays open. */
+export const serveTimeoutsSchema = z
+  .strictObject({
+    headers_ms: z.int().min(100).max(600_000).default(10_000),
+    request_ms: z.int().min(100).max(3_600_000).default(30_000),
+    keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
+  })
+  .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
+
+/** `estate serve`'s settings; every key has a default. */
+const serveSchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  port: z.int().min(0).max(65_535).optional(),
+  /** Origins (`https://dash.example.org`) whose pages may call the API from a browser; none by default. */
+  cors_origins: z.array(corsOrigin).max(100).default([]),
+  rate_limit: rateLimitSchema.default(rateLimitSchema.parse({})),
+  expensive_routes: expensiveRoutesSchema.default(expensiveRoutesSchema.parse({})),
+  timeouts: serveTimeoutsSchema.default(serveTimeoutsSchema.parse({})),
+  /** Open connections beyond this are refused at once. */
+  max_connections: z.int().min(1).max(100_000).default(1024),
+});
+
 export const configSchema = z.strictObject({
   node_name: z.string().min(1).max(200).optional(),
   forge: z
@@ -72,21 +124,22 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
-  serve: z
-    .strictObject({
-      host: z.string().min(1).optional(),
-      port: z.int().min(0).max(65_535).optional(),
-      cors_origins: z.array(z.string()).default([]),
-    })
-    .optional(),
+  serve: serveSchema.optional(),
 });
 
 export type EstateConfig = z.output<typeof configSchema>;
 export type ForgeConfig = NonNullable<EstateConfig['forge']>;
 export type ProviderConfig = EstateConfig['providers'][number];
 export type StatsConfig = NonNullable<EstateConfig['stats']>;
+export type ServeConfig = z.output<typeof serveSchema>;
+export type RateLimitConfig = z.output<typeof rateLimitSchema>;
 
 export const CONFIG_FILE = 'estate.config.json';
+
+/** The `serve` settings of a config, defaults filled in when it has none. */
+export function serveSettings(config: EstateConfig): ServeConfig {
+  return config.serve ?? serveSchema.parse({});
+}
 
 /** Where the data dir is: `--data-dir`, else `ESTATE_DATA_DIR`, else `$XDG_DATA_HOME/estate` (`~/.local/share/estate`). */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {

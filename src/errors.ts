@@ -66,9 +66,17 @@ export function describeLoc(loc: readonly (string | number)[]): string {
   return loc.join('.');
 }
 
-/** Any thrown value as an EstateError; unknown errors become `internal` with their cause kept. */
+/**
+ * Any thrown value as an EstateError; unknown errors become `internal` with
+ * their cause kept. A full disk or exhausted quota (ENOSPC, EDQUOT) is
+ * `insufficient_storage` (507, exit 1): nothing was stored, and the caller may retry later.
+ */
 export function toEstateError(err: unknown): EstateError {
   if (err instanceof EstateError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new EstateError('insufficient_storage', `no space left to write in the data dir (${code}): nothing was stored; free some space and retry`, { cause: err });
+  }
   return new EstateError('internal', 'Internal Server Error', { cause: err });
 }
 

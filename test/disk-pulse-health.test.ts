@@ -64,7 +64,8 @@ test('GET /health reports status, version, uptime and disk usage; / and /healthz
   assert.ok(r.json.uptime_s >= 0);
   assert.ok(r.json.disk.total_bytes > 0);
   assert.ok(r.json.disk.free_bytes <= r.json.disk.total_bytes);
-  assert.equal(r.json.disk.path, dir);
+  assert.equal(r.json.disk.path, undefined, 'a public route does not say where the data dir is');
+  assert.ok(!r.text.includes(dir));
   await writeFile(path.join(dir, 'health-pulse.jsonl'), lines([{ ts: '2026-11-21T00:00:00Z', status: 'unhealthy' }]));
   const bad = await server.get('/health');
   assert.equal(bad.json.status, 'degraded');

@@ -74,6 +74,10 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   replies?: number[];
   /** `text/html` routes return a string. */
   produces?: 'application/json' | 'text/html';
+  /** Asks external sources or gathers many: the server runs few at once (serve.expensive_routes) and refuses the excess with 503. */
+  expensive?: boolean;
+  /** Counts against the client's request rate (default true); false for probes that must answer whatever the load. */
+  rateLimited?: boolean;
   handler: (call: Call<P, Q, B>) => Promise<z.output<O> | Reply<z.output<O>>> | z.output<O> | Reply<z.output<O>>;
   cli: CliSpec | false;
 }
@@ -94,6 +98,8 @@ export interface Operation {
   errors: number[];
   replies: number[];
   produces: 'application/json' | 'text/html';
+  expensive: boolean;
+  rateLimited: boolean;
   handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
   cli: CliSpec | false;
 }
@@ -127,9 +133,12 @@ export function defineOperation<
     input: { path: spec.input?.path, query: spec.input?.query, body: spec.input?.body },
     output: spec.output,
     status: spec.status ?? 200,
-    errors: spec.errors ?? [],
+    // Load shedding is part of the contract: 503 when too many expensive calls wait, 429 over the rate limit.
+    errors: [...new Set([...(spec.errors ?? []), ...(spec.expensive ? [503] : []), ...((spec.rateLimited ?? true) ? [429] : [])])],
     replies: spec.replies ?? [],
     produces: spec.produces ?? 'application/json',
+    expensive: spec.expensive ?? false,
+    rateLimited: spec.rateLimited ?? true,
     handler: spec.handler as Operation['handler'],
     cli: spec.cli,
   };

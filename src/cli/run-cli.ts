@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { EstateError, type ValidationIssue } from '../errors.ts';
+import { EstateError, toEstateError, type ValidationIssue } from '../errors.ts';
 import type { CliIO } from './io.ts';
 import { optionFlag } from './operation-commands.ts';
 import { buildProgram } from './program.ts';
@@ -15,7 +15,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       // commander has printed its message already; help and version are not failures.
       return err.exitCode === 0 ? 0 : 2;
     }
-    const error = err instanceof EstateError ? err : undefined;
+    // Errors with a known meaning (a full disk) get their message; others are shown as they are.
+    const known = toEstateError(err);
+    const error = err instanceof EstateError || known.code !== 'internal' ? known : undefined;
     io.stderr(`estate: ${error ? cliMessage(error) : String((err as Error)?.message ?? err)}\n`);
     if (debug && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
     if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${error.cause.stack}\n`);

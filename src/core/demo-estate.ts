@@ -1,4 +1,4 @@
-import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DATA_FILES } from './data-files.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
@@ -8,10 +8,16 @@ const TIME_KEYS = new Set(['ts', 'last_seen', 'updated_at', 'completed_at', 'reg
 
 /**
  * Copies the demo estate to `dest` and moves every time in it forward so its
- * newest trend point is `now`: the demo always looks live.
+ * newest trend point is `now`: the demo always looks live. Like every data
+ * dir estate creates, the copy is its owner's only (folders 0700, files 0600),
+ * whatever the checkout's modes and the umask.
  */
 export async function copyDemoEstate(source: string, dest: string, now: Date): Promise<void> {
   await cp(source, dest, { recursive: true });
+  await chmod(dest, 0o700);
+  for (const entry of await readdir(dest, { withFileTypes: true, recursive: true })) {
+    await chmod(path.join(entry.parentPath ?? entry.path, entry.name), entry.isDirectory() ? 0o700 : 0o600);
+  }
   const { records } = await tailRecords(path.join(source, DATA_FILES.trends), 1);
   const anchor = Date.parse(String(records[0]?.ts));
   if (Number.isNaN(anchor)) return;

@@ -46,9 +46,13 @@ async function tryCreate(file: string): Promise<boolean> {
     const handle = await open(file, 'wx', 0o600);
     try {
       await handle.writeFile(String(process.pid));
-    } finally {
-      await handle.close();
+    } catch (err) {
+      // A lock that cannot hold its owner's pid (a full disk) is removed, or it would block every writer until it went stale.
+      await handle.close().catch(() => {});
+      await unlink(file).catch(() => {});
+      throw err;
     }
+    await handle.close();
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;

@@ -1,10 +1,15 @@
 import type { EstateContext } from '../api/context.ts';
 import { operations } from '../api/operations/index.ts';
+import { serveSettings } from '../config.ts';
 import { createAuthenticator } from '../core/keys/authenticator.ts';
+import { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import type { EstateError } from '../errors.ts';
 import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { createHandler } from './handler.ts';
 import { pageRoutes } from './html/page-routes.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { redactLine } from './redact-paths.ts';
+import { requestId } from './request-id.ts';
 import { createWorkStream } from './work-stream.ts';
 
 export interface AppOptions {
@@ -20,7 +25,10 @@ export interface AppOptions {
  * watcher: call it before closing the server, or the server waits for them.
  */
 export function createApp(ctx: EstateContext, options: AppOptions = {}) {
-  const log = options.log ?? (() => {});
+  const sink = options.log;
+  // No log line carries the data dir's absolute path (see redactPaths).
+  const log = sink ? (line: Record<string, unknown>) => sink(redactLine(line, ctx.dataDir)) : () => {};
+  const serve = serveSettings(ctx.config);
   const authenticate = createAuthenticator({
     dataDir: ctx.dataDir,
     envApiKey: options.envApiKey,
@@ -38,11 +46,20 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     authenticate,
     rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), workStream.route],
     onAuthFailed: ({ carrier, keyId, path }) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path }),
+    onAccess: (line) => log({ ...line }),
+    corsOrigins: new Set(serve.cors_origins),
+    rateLimit: new RateLimiter(serve.rate_limit),
+    expensive: new ConcurrencyLimit({
+      maxConcurrent: serve.expensive_routes.max_concurrent,
+      maxQueued: serve.expensive_routes.max_queued,
+      maxWaitMs: serve.expensive_routes.max_wait_ms,
+    }),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;
       log({
         level: 'error',
         time: new Date().toISOString(),
+        id: requestId(req),
         method: req.method,
         path: (req.url ?? '').split('?')[0],
         error: err.message,

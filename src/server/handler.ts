@@ -5,9 +5,16 @@ import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { keyIdOf } from '../core/keys/key-store.ts';
 import { EstateError, errorBody, toEstateError } from '../errors.ts';
+import type { ConcurrencyLimit } from '../core/limit-concurrency.ts';
+import { type AccessLine, logAccess } from './access-log.ts';
+import { applyCors } from './cors.ts';
 import { type Carrier, type PresentedCredential, presentedCredential } from './credentials.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { readJsonBody } from './read-body.ts';
+import { redactPaths } from './redact-paths.ts';
+import { requestId } from './request-id.ts';
 import { Router } from './router.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 import { sendError, sendJson, sendText } from './send.ts';
 
 /** A route that is not an API operation (docs assets, the OpenAPI document, streams). */
@@ -24,6 +31,14 @@ export interface HandlerOptions {
   onInternalError?: (err: EstateError, req: IncomingMessage) => void;
   /** Called when a request presents an invalid credential; never given the secret. */
   onAuthFailed?: (failure: AuthFailure) => void;
+  /** Called once per request, when its response is done or its connection closes. */
+  onAccess?: (line: AccessLine) => void;
+  /** Origins whose browser pages may call the API (CORS); none when empty or absent. */
+  corsOrigins?: ReadonlySet<string>;
+  /** Charges every request but those of operations with `rateLimited: false`. */
+  rateLimit?: RateLimiter;
+  /** Runs the operations marked `expensive`. */
+  expensive?: ConcurrencyLimit;
 }
 
 export interface AuthFailure {
@@ -45,30 +60,54 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
   for (const route of options.rawRoutes ?? []) router.add(route.method, route.path, { kind: 'raw', route });
   for (const op of ops) router.add(op.method, op.path, { kind: 'op', op });
 
+  const charge = (req: IncomingMessage, principal: Principal | undefined) => options.rateLimit?.charge(req, principal);
+
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const id = requestId(req);
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    res.setHeader('X-Request-Id', id);
+    const note = options.onAccess ? logAccess(req, res, id, options.onAccess) : undefined;
     try {
+      if (options.corsOrigins && applyCors(req, res, options.corsOrigins)) return;
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const pathname = q === -1 ? url : url.slice(0, q);
       const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
       const match = router.match(req.method ?? 'GET', pathname);
-      if (match.kind === 'not_found') throw new EstateError('not_found', 'Not Found');
+      if (match.kind === 'not_found') {
+        charge(req, undefined);
+        throw new EstateError('not_found', 'Not Found');
+      }
       if (match.kind === 'wrong_method') {
+        charge(req, undefined);
         throw new EstateError('method_not_allowed', 'Method Not Allowed', { headers: { Allow: match.allowed.join(', ') } });
       }
       const entry = match.value;
-      if (entry.kind === 'raw') return await entry.route.handle(req, res, match.params);
+      if (entry.kind === 'raw') {
+        charge(req, undefined);
+        return await entry.route.handle(req, res, match.params);
+      }
 
       const { op } = entry;
-      const principal = await authorize(op, options, presentedCredential(req, query), pathname);
+      let principal: Principal | undefined;
+      try {
+        principal = await authorize(op, options, presentedCredential(req, query), pathname);
+      } finally {
+        // A refused credential costs its client's address: guessing keys is rate-limited too.
+        if (op.rateLimited) charge(req, principal);
+      }
+      if (note && principal) note.user = principal.userId;
       const body = op.input.body ? await readJsonBody(req) : undefined;
-      const result = await runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
+      const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
+      const result = op.expensive && options.expensive ? await options.expensive.run(run) : await run();
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
       else sendJson(req, res, result.status, result.body);
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);
-      sendError(req, res, error, errorBody(error));
+      const body = errorBody(error);
+      if (typeof body.detail === 'string') body.detail = redactPaths(body.detail, ctx.dataDir);
+      sendError(req, res, error, body);
     }
   };
 }

@@ -1,11 +1,36 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { ServeConfig } from '../config.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 
 export interface ListenOptions {
   host: string;
   port: number;
   /** How long in-flight requests may run on shutdown before their sockets are cut. */
   drainMs?: number;
+  /** How long a client may take to send its headers (default 10 s), its whole request (30 s); how long an idle keep-alive connection stays (5 s). */
+  timeouts?: { headersMs?: number; requestMs?: number; keepAliveMs?: number };
+  /** Connections beyond this many open ones are closed at once (default 1024). */
+  maxConnections?: number;
+  /** Told of every request refused before it reached the handler (malformed, too slow, headers too large); not of clients that hung up. */
+  onClientError?: (line: ClientErrorLine) => void;
+}
+
+export interface ClientErrorLine {
+  time: string;
+  level: 'warn';
+  event: 'client_error';
+  id: string;
+  status: number;
+  code: string | null;
+  client: string | null;
+}
+
+/** The listen options `serve` settings ask for. */
+export function listenLimits(serve: ServeConfig): Pick<ListenOptions, 'timeouts' | 'maxConnections'> {
+  const t = serve.timeouts;
+  return { timeouts: { headersMs: t.headers_ms, requestMs: t.request_ms, keepAliveMs: t.keep_alive_ms }, maxConnections: serve.max_connections };
 }
 
 export interface RunningServer {
@@ -20,12 +45,43 @@ export async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => unknown,
   options: ListenOptions,
 ): Promise<RunningServer> {
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const headersTimeout = options.timeouts?.headersMs ?? 10_000;
+  const server = createServer(
+    {
+      requestTimeout: options.timeouts?.requestMs ?? 30_000,
+      headersTimeout,
+      keepAliveTimeout: options.timeouts?.keepAliveMs ?? 5_000,
+      // How often the timeouts above are checked: often enough to honour a short one.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    },
+    (req, res) => {
+      void handler(req, res);
+    },
+  );
+  server.maxHeadersCount = 100;
+  server.maxConnections = options.maxConnections ?? 1024;
+  // An `Expect` other than 100-continue is ignored (RFC 9110 allows it) rather than answered 417 by Node, without our headers.
+  server.on('checkExpectation', (req, res) => {
     void handler(req, res);
   });
-  server.maxHeadersCount = 100;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const status = clientErrorStatus(err);
+    if (status === undefined) {
+      socket.destroy();
+      return;
+    }
+    const started = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage?.headersSent === true;
+    const id = randomUUID();
+    options.onClientError?.({
+      time: new Date().toISOString(),
+      level: 'warn',
+      event: 'client_error',
+      id,
+      status,
+      code: err.code ?? null,
+      client: socket.remoteAddress ?? null,
+    });
+    if (socket.writable && !started) socket.end(rawResponse(status, id));
     else socket.destroy();
   });
   await new Promise<void>((resolve, reject) => {
@@ -49,4 +105,27 @@ export async function listen(
       server.closeIdleConnections();
     }));
   return { server, url: `http://${host}:${address.port}`, close };
+}
+
+/** The status to answer a request Node's parser refused with; undefined when the client is gone (nothing to answer). */
+function clientErrorStatus(err: NodeJS.ErrnoException): number | undefined {
+  if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return undefined;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 431;
+  return 400;
+}
+
+/** A complete response written straight to the socket: the usual JSON error body and headers, then close. */
+function rawResponse(status: number, id: string): string {
+  const body = JSON.stringify({ detail: STATUS_CODES[status] ?? 'Bad Request' });
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'application/json',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    'X-Request-Id': id,
+    Connection: 'close',
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\n${lines.join('')}\r\n${body}`;
 }

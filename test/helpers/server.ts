@@ -1,9 +1,9 @@
 import type { TestContext } from 'node:test';
 import { createContext, type EstateContext } from '../../src/api/context.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, serveSettings } from '../../src/config.ts';
 import { createKey } from '../../src/core/keys/key-store.ts';
 import { createApp } from '../../src/server/create-app.ts';
-import { listen } from '../../src/server/listen.ts';
+import { listen, type ListenOptions, listenLimits } from '../../src/server/listen.ts';
 
 export interface TestServer {
   url: string;
@@ -25,13 +25,23 @@ export interface TestResponse {
 export async function startServer(
   t: Pick<TestContext, 'after'>,
   dataDir: string,
-  options: { envApiKey?: string; now?: () => Date; log?: (line: Record<string, unknown>) => void; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    envApiKey?: string;
+    now?: () => Date;
+    /** Receives every log line: access lines, client errors, warnings. */
+    log?: (line: Record<string, unknown>) => void;
+    env?: NodeJS.ProcessEnv;
+    /** Overrides of the listen options the data dir's config asks for (timeouts, max connections). */
+    listen?: Partial<Pick<ListenOptions, 'timeouts' | 'maxConnections'>>;
+  } = {},
 ): Promise<TestServer> {
   // `env` holds the secrets the config names (FORGEJO_TOKEN…); by default none, whatever the test runner's environment.
-  const ctx = createContext(dataDir, loadConfig(dataDir), options.env ?? {});
+  const config = loadConfig(dataDir);
+  const ctx = createContext(dataDir, config, options.env ?? {});
   if (options.now) ctx.now = options.now;
   const app = createApp(ctx, { envApiKey: options.envApiKey, log: options.log });
-  const running = await listen(app, { host: '127.0.0.1', port: 0 });
+  const onClientError = options.log ? (line: object) => options.log?.({ ...line }) : undefined;
+  const running = await listen(app, { host: '127.0.0.1', port: 0, ...listenLimits(serveSettings(config)), ...options.listen, onClientError });
   t.after(async () => {
     await app.closeStreams();
     await running.close();

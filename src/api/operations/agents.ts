@@ -18,6 +18,7 @@ export const nodeRuntimeSchema = z.object({
 
 export const agentsList = defineOperation({
   id: 'estate.agents',
+  expensive: true,
   method: 'GET',
   path: '/estate/agents',
   access: 'public',

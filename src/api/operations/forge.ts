@@ -30,6 +30,7 @@ const forgeErrors = [502, 503, 504];
 
 export const forgeReposOp = defineOperation({
   id: 'forge.repos',
+  expensive: true,
   method: 'GET',
   path: '/forgejo-proxy/repos',
   access: 'protected',
@@ -58,6 +59,7 @@ const forgeName = (what: string) => z.string().regex(FORGE_NAME).meta({ descript
 
 export const forgeIssuesOp = defineOperation({
   id: 'forge.issues',
+  expensive: true,
   method: 'GET',
   path: '/forgejo-proxy/issues/{owner}/{repo}',
   access: 'protected',

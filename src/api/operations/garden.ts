@@ -25,6 +25,7 @@ const pieces = z
 
 export const gardenGet = defineOperation({
   id: 'garden.get',
+  expensive: true,
   method: 'GET',
   path: '/api/garden',
   access: 'public',

@@ -15,7 +15,7 @@ import { reposList } from './repos.ts';
 import { stateAll, stateOne } from './state.ts';
 import { statsGet } from './stats.ts';
 import { summaryGet } from './summary.ts';
-import { apiRoot, health, healthz } from './system.ts';
+import { apiRoot, health, healthz, readyz } from './system.ts';
 import { trainingDelete, trainingGet, trainingList, trainingStart } from './training.ts';
 import { trendsLatest, trendsList } from './trends.ts';
 import { workComplete, workFeedOp } from './work.ts';
@@ -24,6 +24,7 @@ import { workComplete, workFeedOp } from './work.ts';
 export const operations: readonly Operation[] = checkOperations([
   apiRoot,
   healthz,
+  readyz,
   health,
   trendsList,
   trendsLatest,

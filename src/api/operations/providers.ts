@@ -4,6 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 
 export const providersList = defineOperation({
   id: 'providers.list',
+  expensive: true,
   method: 'GET',
   path: '/providers',
   access: 'protected',

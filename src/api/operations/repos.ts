@@ -4,6 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 
 export const reposList = defineOperation({
   id: 'repos.list',
+  expensive: true,
   method: 'GET',
   path: '/repos',
   access: 'protected',

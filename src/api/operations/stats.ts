@@ -4,6 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 
 export const statsGet = defineOperation({
   id: 'stats.get',
+  expensive: true,
   method: 'GET',
   path: '/stats',
   access: 'protected',

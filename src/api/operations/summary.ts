@@ -14,6 +14,7 @@ const configured = z.boolean().meta({ description: 'False when the config leaves
 
 export const summaryGet = defineOperation({
   id: 'summary.get',
+  expensive: true,
   method: 'GET',
   path: '/summary',
   access: 'protected',

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { dataDirReadiness } from '../../core/data-dir-readiness.ts';
 import { diskUsage } from '../../core/disk-usage.ts';
+import { EstateError } from '../../errors.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { VERSION } from '../../version.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -37,13 +39,39 @@ export const healthz = defineOperation({
   access: 'public',
   tag: 'system',
   summary: 'Liveness check: 200 whenever the service runs',
+  description: 'Reads nothing and is never rate-limited, so a load balancer\'s probe cannot fail because of other clients.',
+  rateLimited: false,
   output: z.object({ status: z.literal('ok') }),
   handler: () => ({ status: 'ok' as const }),
   cli: { command: 'healthz', examples: ['estate healthz --url http://hub:8080'] },
 });
 
+export const readyz = defineOperation({
+  id: 'system.readyz',
+  method: 'GET',
+  path: '/readyz',
+  access: 'public',
+  tag: 'system',
+  summary: 'Readiness check: 200 when the data dir can be read and written',
+  description:
+    'Lists the data dir and writes, syncs and removes a probe file in it. ' +
+    '503 names the check that failed and its error code (a full disk is `ENOSPC`, a read-only mount `EROFS`).',
+  output: z.object({
+    status: z.literal('ready'),
+    checks: z.object({ data_dir_readable: z.literal('ok'), data_dir_writable: z.literal('ok') }),
+  }),
+  errors: [503],
+  handler: async ({ ctx }) => {
+    const checks = await dataDirReadiness(ctx.dataDir);
+    const failed = Object.entries(checks).filter(([, result]) => result !== 'ok' && result !== 'skipped');
+    if (failed.length) throw new EstateError('unavailable', `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}`);
+    return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const } };
+  },
+  cli: { command: 'readyz', examples: ['estate readyz', 'estate readyz --url http://hub:8080'] },
+});
+
+/** The data dir's file system; where the data dir is stays private (a public route must not map the host). */
 const usage = z.object({
-  path: z.string(),
   total_bytes: z.number(),
   used_bytes: z.number(),
   free_bytes: z.number(),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { createContext } from '../../api/context.ts';
-import { assertDataDir, envSettings, loadConfig, resolveDataDir } from '../../config.ts';
+import { assertDataDir, envSettings, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
 import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
 import { addDataDirOptions } from '../common-options.ts';
@@ -27,7 +27,7 @@ export function serveCommand(io: CliIO): Command {
   cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n');
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
-    const [{ copyDemoEstate }, { createKey }, { createApp }, { listen }] = await Promise.all([
+    const [{ copyDemoEstate }, { createKey }, { createApp }, { listen, listenLimits }] = await Promise.all([
       import('../../core/demo-estate.ts'),
       import('../../core/keys/key-store.ts'),
       import('../../server/create-app.ts'),
@@ -47,10 +47,12 @@ export function serveCommand(io: CliIO): Command {
     const host = options.host ?? config.serve?.host ?? '127.0.0.1';
     const port = parsePort(options.port ?? config.serve?.port ?? 8080);
     const ctx = createContext(dataDir, config);
-    const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: (line) => io.stderr(`${JSON.stringify(line)}\n`) });
+    // Access lines, warnings and errors: one JSON object a line on stderr.
+    const log = (line: object) => io.stderr(`${JSON.stringify(line)}\n`);
+    const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log });
     let running;
     try {
-      running = await listen(app, { host, port });
+      running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: log });
     } catch (err) {
       throw new EstateError('io', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
     }

@@ -6,6 +6,7 @@ import { runOperation } from '../../api/run-operation.ts';
 import { formatDuration } from '../../core/events.ts';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
 import { latestRecord } from '../../core/recent-records.ts';
+import { messageOf } from '../../core/section.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './page.ts';
 import { PAGE_STYLE } from './page-style.ts';
@@ -18,7 +19,7 @@ interface Health {
   started_at: string;
   uptime_s: number;
   pulse: string;
-  disk: { path: string; used_pct: number; free_bytes: number };
+  disk: { used_pct: number; free_bytes: number };
 }
 
 interface Activity {
@@ -51,7 +52,8 @@ export async function serveStatus(ctx: EstateContext, req: IncomingMessage, res:
 }
 
 function settled<T>(result: PromiseSettledResult<T>, render: (value: T) => SafeHtml): SafeHtml {
-  return result.status === 'fulfilled' ? render(result.value) : html`<p class="error">unavailable: ${(result.reason as Error)?.message ?? String(result.reason)}</p>`;
+  // messageOf: an error code, never a path (the page is public).
+  return result.status === 'fulfilled' ? render(result.value) : html`<p class="error">unavailable: ${messageOf(result.reason)}</p>`;
 }
 
 function healthSection(h: Health): SafeHtml {
@@ -61,7 +63,7 @@ function healthSection(h: Health): SafeHtml {
 <dt>version</dt><dd class="mono">${h.version}</dd>
 <dt>uptime</dt><dd>${formatDuration(h.uptime_s * 1000)} <span class="muted">(since <time datetime="${h.started_at}">${shortTime(h.started_at)}</time>)</span></dd>
 <dt>pulse</dt><dd class="${h.pulse}">${h.pulse}</dd>
-<dt>disk</dt><dd>${h.disk.used_pct}% used <span class="muted">(${h.disk.path})</span></dd>
+<dt>disk</dt><dd>${h.disk.used_pct}% used</dd>
 </dl>`;
 }
 

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { open, readdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+export type CheckName = 'data_dir_readable' | 'data_dir_writable';
+
+/** Each check: `ok`, or the error code that failed it (never a path). */
+export type Readiness = Record<CheckName, string>;
+
+/** Probes running now, by data dir: concurrent callers share one. */
+const inFlight = new Map<string, Promise<Readiness>>();
+
+/**
+ * Whether the data dir can be read (listed) and written: a probe file with a
+ * unique name is created (O_EXCL, mode 0600), written, fdatasync'd and
+ * removed, so a full disk, a read-only mount or lost permissions show here
+ * before a write fails. Never throws. Concurrent calls share one probe.
+ */
+export function dataDirReadiness(dataDir: string): Promise<Readiness> {
+  let probe = inFlight.get(dataDir);
+  if (!probe) {
+    probe = checkDataDir(dataDir).finally(() => inFlight.delete(dataDir));
+    inFlight.set(dataDir, probe);
+  }
+  return probe;
+}
+
+async function checkDataDir(dataDir: string): Promise<Readiness> {
+  const readable = await outcome(() => readdir(dataDir).then(() => {}));
+  const writable = readable === 'ok' ? await outcome(() => writeProbe(dataDir)) : 'skipped';
+  return { data_dir_readable: readable, data_dir_writable: writable };
+}
+
+async function writeProbe(dataDir: string): Promise<void> {
+  const file = path.join(dataDir, `.readyz-${process.pid}-${randomBytes(6).toString('hex')}.probe`);
+  const handle = await open(file, 'wx', 0o600);
+  try {
+    await handle.write('ready\n');
+    await handle.datasync();
+  } finally {
+    await handle.close().catch(() => {});
+    await unlink(file).catch(() => {});
+  }
+}
+
+async function outcome(check: () => Promise<void>): Promise<string> {
+  try {
+    await check();
+    return 'ok';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : 'failed';
+  }
+}
