@@ -47,8 +47,18 @@ export function serveCommand(io: CliIO): Command {
     const host = options.host ?? config.serve?.host ?? '127.0.0.1';
     const port = parsePort(options.port ?? config.serve?.port ?? 8080);
     const ctx = createContext(dataDir, config);
-    // Access lines, warnings and errors: one JSON object a line on stderr.
-    const log = (line: object) => io.stderr(`${JSON.stringify(line)}\n`);
+    // Access lines, warnings and errors: one JSON object a line on stderr,
+    // gathered and written once per turn of the event loop (a write per
+    // request cost more than the request itself under load).
+    let pending: string[] = [];
+    const flush = () => {
+      const lines = pending;
+      pending = [];
+      if (lines.length) io.stderr(lines.join(''));
+    };
+    const log = (line: object) => {
+      if (pending.push(`${JSON.stringify(line)}\n`) === 1) setImmediate(flush);
+    };
     const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log });
     let running;
     try {
@@ -66,6 +76,7 @@ export function serveCommand(io: CliIO): Command {
     await app.closeStreams();
     await running.close();
     await app.close();
+    flush();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
   });
   return cmd;
