@@ -6,13 +6,12 @@
 // from /proc/PID/status (Linux). It reports; it asserts nothing.
 // Knobs: BENCH_COMPLETIONS=1000000; BENCH_TRENDS=1GB also links a trends log
 // of that size (bench/data/trends-SIZE, made when missing) into the data dir.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { completionsDir, trendsDir } from './make-data.mjs';
+import { memoryMb as status, startServer } from './server-process.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'estate');
@@ -22,27 +21,6 @@ const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
 delete env.NODE_EXTRA_CA_CERTS;
 const log = (s) => process.stderr.write(`${s}\n`);
-
-function status(pid) {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (field) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1]) / 1024);
-  return { VmHWM: mb('VmHWM'), VmRSS: mb('VmRSS') };
-}
-
-function start(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const on = (c) => {
-      out += c;
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) resolve({ child, url: m[0] });
-    };
-    child.stdout.on('data', on);
-    child.stderr.on('data', (c) => (out += c));
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-300)}`)));
-  });
-}
 
 log(`preparing a ${count}-record completions log…`);
 const source = await completionsDir(count);
@@ -54,7 +32,7 @@ try {
     log(`preparing the ${trends} trends log…`);
     await symlink(path.join(await trendsDir(trends), 'trends.jsonl'), path.join(dir, 'trends.jsonl'));
   }
-  server = await start([bin, 'serve', '--data-dir', dir, '--port', '0']);
+  server = await startServer([bin, 'serve', '--data-dir', dir, '--port', '0'], env);
   const before = status(server.child.pid);
   const t0 = performance.now();
   const res = await fetch(`${server.url}/work/feed?board=board-3&limit=2`, { headers: { 'X-API-Key': KEY } });

@@ -5,14 +5,14 @@
 // per part. It reports; it asserts nothing. Knobs: BENCH_SIZES=1MB,100MB,1GB,
 // BENCH_SECONDS=4 (per run), BENCH_COMPLETIONS=1000000. Writes are measured by
 // bench/writes.mjs, which counts every acknowledged write against the log.
-import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { BOARDS, completionsDir, trendsDir } from './make-data.mjs';
+import { memoryMb, startServer, stopServer } from './server-process.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'estate');
@@ -23,38 +23,6 @@ const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
 delete env.NODE_EXTRA_CA_CERTS;
 const log = (s) => process.stderr.write(`${s}\n`);
-
-/** Starts a server process and resolves once it prints its URL. */
-function start(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const on = (c) => {
-      out += c;
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) resolve({ child, url: m[0] });
-    };
-    child.stdout.on('data', on);
-    child.stderr.on('data', (c) => (out += c));
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-300)}`)));
-  });
-}
-
-async function stop(server) {
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  await exited;
-}
-
-/** Peak resident set size of a process, from /proc (Linux), in MB. */
-function peakRssMb(pid) {
-  try {
-    const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-    return Math.round(kb / 1024);
-  } catch {
-    return NaN;
-  }
-}
 
 function load(url, extra = {}) {
   return autocannon({ url, connections: 10, duration: seconds, headers: { 'X-API-Key': KEY }, ...extra });
@@ -83,23 +51,23 @@ const rss = [];
 for (const size of sizes) {
   log(`preparing the ${size} trends log…`);
   const dir = await trendsDir(size);
-  const estate = await start([bin, 'serve', '--data-dir', dir, '--port', '0']);
-  const bare = await start([path.join(root, 'bench', 'bare-server.mjs'), dir]);
+  const estate = await startServer([bin, 'serve', '--data-dir', dir, '--port', '0'], env);
+  const bare = await startServer([path.join(root, 'bench', 'bare-server.mjs'), dir], env);
   for (const route of ['/healthz', '/trends?limit=100']) {
     log(`  ${size} ${route}`);
     const { estate: e, bare: b } = await compare(estate, bare, route);
     readRows.push([size, route, fmt(e.rps), fmt(b.rps), fmt(e.rps / b.rps, 2), fmt(e.p50, 1), fmt(b.p50, 1), fmt(e.p99, 1), fmt(b.p99, 1), e.errors]);
   }
-  rss.push([`serve, ${size} trends log`, peakRssMb(estate.child.pid)]);
-  await stop(estate);
-  await stop(bare);
+  rss.push([`serve, ${size} trends log`, memoryMb(estate.child.pid).VmHWM]);
+  await stopServer(estate);
+  await stopServer(bare);
 }
 
 log(`preparing a ${completions}-record completions log…`);
 const feedDir = await completionsDir(completions);
 const feedCopy = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-'));
 await cp(feedDir, feedCopy, { recursive: true });
-const feedServer = await start([bin, 'serve', '--data-dir', feedCopy, '--port', '0']);
+const feedServer = await startServer([bin, 'serve', '--data-dir', feedCopy, '--port', '0'], env);
 // The first filtered read waits for the index of the whole log: pay that before measuring.
 const warm = performance.now();
 await fetch(`${feedServer.url}/work/feed?board=${BOARDS[0]}&limit=1`, { headers: { 'X-API-Key': KEY }, signal: AbortSignal.timeout(120_000) });
@@ -111,8 +79,8 @@ for (const route of [`/work/feed?board=${BOARDS[7]}&limit=20`, '/work/feed?limit
   feedRows.push([route, fmt(r.rps), fmt(r.p50, 1), fmt(r.p99, 1), r.errors]);
 }
 
-rss.push([`serve, ${completions} completions, filtered feeds`, peakRssMb(feedServer.child.pid)]);
-await stop(feedServer);
+rss.push([`serve, ${completions} completions, filtered feeds`, memoryMb(feedServer.child.pid).VmHWM]);
+await stopServer(feedServer);
 await rm(feedCopy, { recursive: true, force: true });
 
 log('  POST /work/complete (bench/writes.mjs)');

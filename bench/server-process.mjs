@@ -1,0 +1,38 @@
+// Servers for the benchmarks: a child process that prints its URL.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Starts `node ARGS` and resolves with `{child, url}` once it prints an http://127.0.0.1:PORT URL. */
+export function startServer(args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const on = (c) => {
+      out += c;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+      if (m) resolve({ child, url: m[0] });
+    };
+    child.stdout.on('data', on);
+    // Keep only the tail of stderr (the server's access log can be long).
+    child.stderr.on('data', (c) => (out = (out + c).slice(-2000)));
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-300)}`)));
+  });
+}
+
+/** SIGTERM, then wait for the exit. */
+export async function stopServer(server) {
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+/** Peak (VmHWM) and current (VmRSS) resident set size of a process in MB, from /proc (Linux). */
+export function memoryMb(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mb = (field) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1]) / 1024);
+    return { VmHWM: mb('VmHWM'), VmRSS: mb('VmRSS') };
+  } catch {
+    return { VmHWM: NaN, VmRSS: NaN };
+  }
+}
