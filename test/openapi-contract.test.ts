@@ -9,7 +9,7 @@ import { operations } from '../src/api/operations/index.ts';
 import { PAGE_ROUTE_DOCS } from '../src/server/docs-routes.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { fakeIssues, refusedUrl, startAnswering, startFakeForge, startHanging } from './helpers/fake-upstreams.ts';
-import { newKey, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
+import { newKey, readResponse, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
 
 // The contract: every operation of the table (and every route the document
 // describes beside it), called over HTTP in several estates, answers only
@@ -93,14 +93,7 @@ async function answer(server: TestServer, route: string, produces: string): Prom
     abort.abort();
     return { status: res.status, headers: res.headers, text: '', json: undefined };
   }
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readResponse(res);
 }
 
 async function estateDir(t: TestContext, kind: 'demo' | 'empty' | 'down'): Promise<string> {

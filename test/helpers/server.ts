@@ -50,17 +50,21 @@ export async function startServer(
   const request: TestServer['request'] = async (method, path, opts = {}) => {
     const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const headers = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
-    const res = await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(10_000) });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    return readResponse(await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(10_000) }));
   };
   return { url: running.url, ctx, request, get: (path, headers) => request('GET', path, { headers }) };
+}
+
+/** A fetch Response as a TestResponse: its text, and its JSON when it is JSON. */
+export async function readResponse(res: Response): Promise<TestResponse> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
 }
 
 /** A new API key of `user` in the data dir. */
