@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import { checkHash, hashString } from '../src/core/jsonl/hash-string.ts';
 import { LogIndex, type LogIndexOptions, type Positions } from '../src/core/jsonl/log-index.ts';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
-import { RecordLog, type AppendRequest } from '../src/core/record-log.ts';
+import { RecordLog } from '../src/core/record-log.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { appendRequest } from './helpers/records.ts';
 
 // The in-memory index of a JSONL log keeps keys and unique facet values as
 // 32-bit hashes: lookups answer candidates, which the record log checks
@@ -113,14 +114,7 @@ function collidingLog(file: string): RecordLog {
   return new RecordLog({ file, ...OPTIONS, hash: () => 7, checkHash: () => 1 });
 }
 
-let ids = 0;
-function put(k: string, fields: JsonRecord = {}): AppendRequest {
-  return {
-    key: k,
-    same: (stored) => JSON.stringify({ ...stored, id: undefined }) === JSON.stringify({ k, ...fields, id: undefined }),
-    create: () => ({ k, ...fields, id: `r${++ids}` }),
-  };
-}
+const put = appendRequest;
 
 test('a record log whose keys all collide: created, replayed and conflict stay exact', async (t) => {
   const file = path.join(await tempDataDir(t), 'a.jsonl');

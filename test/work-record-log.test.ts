@@ -4,8 +4,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { appendRecords } from '../src/core/jsonl/append-record.ts';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
-import { RecordLog, type AppendRequest } from '../src/core/record-log.ts';
+import { RecordLog } from '../src/core/record-log.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { appendRequest } from './helpers/records.ts';
 
 // The durable, indexed log under the work and publishing feeds, tested on its
 // own: appends, idempotency, and a file changed behind the index's back.
@@ -19,14 +20,7 @@ function testLog(file: string): RecordLog {
   });
 }
 
-let ids = 0;
-function put(k: string, fields: JsonRecord = {}): AppendRequest {
-  return {
-    key: k,
-    same: (stored) => JSON.stringify({ ...stored, id: undefined }) === JSON.stringify({ k, ...fields, id: undefined }),
-    create: () => ({ k, ...fields, id: `r${++ids}` }),
-  };
-}
+const put = appendRequest;
 
 async function lines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8')).split('\n');

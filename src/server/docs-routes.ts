@@ -10,7 +10,6 @@ import { buildOpenApi, type RouteDoc } from '../api/openapi.ts';
 import { optionalSlugField } from '../api/text-fields.ts';
 import { EstateError } from '../errors.ts';
 import type { RawRoute } from './handler.ts';
-import { BASE_HEADERS } from './send.ts';
 
 // The API's description and its two viewers, all served by estate itself:
 //   GET /api/openapi.json            the OpenAPI 3.1 document of the operations table,
@@ -73,7 +72,7 @@ function body(type: string, content: string | Buffer): Body {
 
 /** Sends `b` with its ETag (304 when the client has it) and gzip when accepted. */
 function sendBody(req: IncomingMessage, res: ServerResponse, b: Body, cacheControl: string, headers: Record<string, string> = {}): void {
-  const common = { ...BASE_HEADERS, ETag: b.etag, 'Cache-Control': cacheControl, Vary: 'Accept-Encoding', ...headers };
+  const common = { ETag: b.etag, 'Cache-Control': cacheControl, Vary: 'Accept-Encoding', ...headers };
   const tags = (req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
   if (tags.includes(b.etag) || tags.includes('*')) {
     res.writeHead(304, common);

@@ -1,5 +1,3 @@
-import { BASE_HEADERS } from './send.ts';
-
 /**
  * Headers of every response estate sends, errors, 304s and raw 400s
  * included: no sniffing, no referrer, and a CSP under which nothing may
@@ -7,7 +5,8 @@ import { BASE_HEADERS } from './send.ts';
  * scripts and styles) sends its own CSP, which replaces this one.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  ...BASE_HEADERS,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'X-Frame-Options': 'DENY',
 };

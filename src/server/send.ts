@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateError } from '../errors.ts';
 
-/** Headers every response carries. */
-export const BASE_HEADERS: Readonly<Record<string, string>> = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
+// The security headers every response carries are set once, by the request
+// pipeline (src/server/handler.ts, SECURITY_HEADERS), before any route runs.
 
 export function sendText(
   req: IncomingMessage,
@@ -26,7 +23,6 @@ export function sendText(
     'Content-Length': String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length),
     'Cache-Control': 'no-store',
   };
-  for (const name in BASE_HEADERS) all[name] = BASE_HEADERS[name] as string;
   for (const name in headers) all[name] = headers[name] as string;
   res.writeHead(status, all);
   // A string body goes out in one write with the headers (a Buffer would take a writev of two).

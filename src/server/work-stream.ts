@@ -8,7 +8,6 @@ import { watchLog, type LogWatcher } from '../core/watch-log.ts';
 import { completionsSince } from '../core/work.ts';
 import { EstateError, validationError } from '../errors.ts';
 import type { RawRoute } from './handler.ts';
-import { BASE_HEADERS } from './send.ts';
 
 // GET /work/stream: new work completions as server-sent events.
 //
@@ -127,7 +126,6 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
     await start();
     await log.refresh();
     res.writeHead(200, {
-      ...BASE_HEADERS,
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
