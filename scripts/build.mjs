@@ -4,9 +4,16 @@
 // parsing; modules a command imports lazily (the server, jose, chokidar, the
 // table renderer) run only when that command does. Builds into a fresh folder
 // and swaps it in, so a running CLI never sees a half-written dist/.
+//
+// dist/ is everything an installed estate needs besides bin/, man/ and the
+// demo fixtures (package.json `files`): the bundle, the licences of the
+// packages bundled into it (THIRD-PARTY-LICENSES.txt), and under docs-assets/
+// the Swagger UI and ReDoc files /api/docs and /api/redoc serve, each beside
+// its package's licence. So an installed estate has no dependencies.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -25,8 +32,50 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * The files of the docs viewers' packages that estate serves (the allow-lists
+ * of src/server/docs-routes.ts), with their licence files; copied to
+ * dist/docs-assets/<package>/<same path>.
+ */
+const DOCS_ASSETS = {
+  'swagger-ui-dist': ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png', 'swagger-ui-bundle.js.LICENSE.txt', 'LICENSE', 'NOTICE'],
+  redoc: ['bundles/redoc.standalone.js', 'bundles/redoc.standalone.js.LICENSE.txt', 'LICENSE'],
+};
+
+const require = createRequire(import.meta.url);
+const packageDir = (name) => path.dirname(require.resolve(`${name}/package.json`));
+
+function copyDocsAssets(into) {
+  for (const [pkg, files] of Object.entries(DOCS_ASSETS)) {
+    for (const file of files) {
+      const to = path.join(into, 'docs-assets', pkg, file);
+      mkdirSync(path.dirname(to), { recursive: true });
+      copyFileSync(path.join(packageDir(pkg), file), to);
+    }
+  }
+}
+
+/** The name, version and licence text of every npm package with a file in the bundle. */
+function thirdPartyLicenses(metafile) {
+  const dirs = new Set();
+  // Inputs are paths relative to the working folder; plugin-made ones are `namespace:path`.
+  for (const input of Object.keys(metafile.inputs)) {
+    if (/^[\w-]+:/.test(input)) continue;
+    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input.split(path.sep).join('/'));
+    if (m) dirs.add(path.resolve(root, m[1]));
+  }
+  const sections = [...dirs].map((dir) => {
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const licenceFile = readdirSync(dir).find((f) => /^(licen[cs]e|copying)([-.][\w.-]+)?$/i.test(f));
+    if (!licenceFile) throw new Error(`${pkg.name} is bundled but ships no licence file`);
+    return `${pkg.name} ${pkg.version} (${pkg.license})\n\n${readFileSync(path.join(dir, licenceFile), 'utf8').trim()}\n`;
+  });
+  sections.sort();
+  return `The packages bundled into estate.cjs, with their licences.\n\n${sections.join(`\n${'-'.repeat(72)}\n\n`)}`;
+}
+
 try {
-  await build({
+  const result = await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')],
     outfile: path.join(next, 'estate.cjs'),
     bundle: true,
@@ -36,13 +85,17 @@ try {
     minify: true,
     keepNames: true,
     sourcemap: 'linked',
-    legalComments: 'linked',
+    // Each bundled package's whole licence goes to THIRD-PARTY-LICENSES.txt.
+    legalComments: 'none',
+    metafile: true,
     // The sources are ES modules: give them their own URL back.
     define: { 'import.meta.url': '__estateModuleUrl' },
     banner: { js: "const __estateModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [zodEnglishOnly],
     logLevel: 'warning',
   });
+  writeFileSync(path.join(next, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(result.metafile));
+  copyDocsAssets(next);
   const old = path.join(root, `.dist-old-${process.pid}`);
   try {
     renameSync(dist, old);

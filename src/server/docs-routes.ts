@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import type { Operation } from '../api/define-operation.ts';
 import { buildOpenApi, type RouteDoc } from '../api/openapi.ts';
 import { optionalSlugField } from '../api/text-fields.ts';
 import { EstateError } from '../errors.ts';
+import { projectRoot } from '../project-root.ts';
 import type { RawRoute } from './handler.ts';
 
 // The API's description and its two viewers, all served by estate itself:
@@ -17,6 +18,7 @@ import type { RawRoute } from './handler.ts';
 //   GET /api/docs, /api/redoc        Swagger UI and ReDoc pages (strict CSP, 'self' only)
 //   GET /api/docs/assets/{file}      an allow-list of files of the swagger-ui-dist package
 //   GET /api/redoc/assets/{file}     ReDoc's standalone bundle from the redoc package
+// (both packages' files are copied into dist/docs-assets/ at build time)
 // Every URL in the pages is relative, so the docs work behind a path prefix,
 // and nothing is loaded from another host.
 
@@ -102,8 +104,14 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
 };
 
+/**
+ * Where the files of a docs viewer's package are: dist/docs-assets/<name>, where
+ * scripts/build.mjs copies them (the only copy in an installed estate, which has
+ * no node_modules), else the package itself (sources run before any build).
+ */
 function packageDir(name: string): string {
-  return path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+  const copied = path.join(projectRoot(), 'dist', 'docs-assets', name);
+  return existsSync(copied) ? copied : path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 }
 
 /**

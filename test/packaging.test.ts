@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ROOT } from './helpers/data-dir.ts';
+
+// The npm package as a user gets it: `npm pack`, then a global install of the
+// tarball into an empty prefix with no network, then the installed `estate`.
+// The pack uses the dist/ `npm test` has just built (--ignore-scripts: the
+// `prepack` build would swap dist/ under the test files running beside this one).
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of every child here: no npm_* variables of an enclosing `npm test`, a temp HOME and npm cache. */
+function childEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v;
+  return {
+    ...env,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+    HOME: home,
+    NO_COLOR: '1',
+    npm_config_cache: path.join(home, 'npm-cache'),
+    npm_config_update_notifier: 'false',
+  };
+}
+
+function run(cmd: string, args: readonly string[], options: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The total size of the files under `dir` (symlinks not followed). */
+async function treeSize(dir: string): Promise<number> {
+  let size = 0;
+  for (const f of await readdir(dir, { recursive: true })) {
+    const s = await lstat(path.join(dir, f));
+    if (!s.isDirectory()) size += s.size;
+  }
+  return size;
+}
+
+test('the npm package installs offline into an empty prefix and runs: CLI, init, demo server, docs, man page', async (t) => {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'estate-pack-'));
+  t.after(() => rm(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+  const home = path.join(tmp, 'home');
+  const prefix = path.join(tmp, 'prefix');
+  await mkdir(home);
+  await mkdir(prefix);
+  const env = childEnv(home);
+
+  const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: ROOT, env });
+  assert.equal(pack.code, 0, pack.stderr);
+  const [packed] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+  assert.ok(packed);
+  const shipped = packed.files.map((f) => f.path).sort();
+
+  await t.test('the tarball ships what runs and nothing else', () => {
+    for (const must of ['LICENSE', 'README.md', 'package.json', 'bin/estate', 'dist/estate.cjs', 'dist/THIRD-PARTY-LICENSES.txt', 'man/estate.1', 'fixtures/demo-estate/estate.config.json']) {
+      assert.ok(shipped.includes(must), `ships ${must}`);
+    }
+    for (const asset of ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/LICENSE', 'swagger-ui-dist/NOTICE', 'redoc/bundles/redoc.standalone.js', 'redoc/LICENSE']) {
+      assert.ok(shipped.includes(`dist/docs-assets/${asset}`), `ships the docs asset ${asset}`);
+    }
+    const extra = shipped.filter((f) => /^(src|test|bench|scripts|docs|node_modules)\/|\.(map|cache|ts)$|^fixtures\/(?!demo-estate\/)/.test(f));
+    assert.deepEqual(extra, [], 'no sources, tests, bench, build scripts, source maps or code caches');
+  });
+
+  const install = await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', path.join(tmp, packed.filename)], { env });
+  assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
+  const pkgDir = path.join(prefix, 'lib', 'node_modules', 'estate');
+  const estate = path.join(prefix, 'bin', 'estate');
+
+  await t.test('no dependency packages and under 10 MB installed', async () => {
+    const manifest = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8'));
+    assert.deepEqual(Object.keys(manifest.dependencies ?? {}), []);
+    await assert.rejects(stat(path.join(pkgDir, 'node_modules')), { code: 'ENOENT' });
+    const size = await treeSize(pkgDir);
+    assert.ok(size < 10 * 1024 * 1024, `installed size ${size} bytes`);
+  });
+
+  await t.test('estate --help, --version and init', async () => {
+    const help = await run(estate, ['--help'], { env });
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: estate /);
+    const version = await run(estate, ['--version'], { env });
+    assert.equal(version.code, 0, version.stderr);
+    assert.equal(version.stdout, `${JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).version}\n`);
+    const dataDir = path.join(tmp, 'data');
+    const init = await run(estate, ['init', dataDir], { env });
+    assert.equal(init.code, 0, init.stderr);
+    assert.ok((await stat(path.join(dataDir, 'state'))).isDirectory());
+  });
+
+  await t.test('the man page is installed where man looks', async () => {
+    const page = await readFile(path.join(prefix, 'share', 'man', 'man1', 'estate.1'), 'utf8');
+    assert.match(page, /^\.TH ESTATE 1/m);
+  });
+
+  await t.test('estate serve --demo answers, docs pages and their assets included', async (st) => {
+    const child = spawn(estate, ['serve', '--demo', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    st.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const deadline = Date.now() + 20_000;
+    let url: string | undefined;
+    while (!(url = /at (http:\/\/\S+)/.exec(stdout)?.[1])) {
+      if (child.exitCode !== null || Date.now() > deadline) assert.fail(`no URL from estate serve --demo; stdout: ${stdout}; stderr: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const get = (p: string) => fetch(new URL(p, url), { signal: AbortSignal.timeout(10_000) });
+    assert.equal((await get('/healthz')).status, 200);
+    for (const page of ['/api/docs', '/api/redoc']) {
+      const res = await get(page);
+      assert.equal(res.status, 200, page);
+      const assets = [...(await res.text()).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+      assert.ok(assets.length >= 2, `${page} loads assets`);
+      for (const asset of assets) {
+        const a = await get(new URL(asset, `${url}${page}`).href);
+        assert.equal(a.status, 200, asset);
+        assert.ok((await a.arrayBuffer()).byteLength > 0, asset);
+      }
+    }
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+  });
+
+  await t.test('without its bundle, not even --version reports a working estate', async () => {
+    const broken = path.join(tmp, 'broken');
+    await cp(pkgDir, broken, { recursive: true });
+    await rm(path.join(broken, 'dist'), { recursive: true });
+    const version = await run(process.execPath, [path.join(broken, 'bin', 'estate'), '--version'], { env });
+    assert.equal(version.code, 1);
+    assert.equal(version.stdout, '');
+    assert.match(version.stderr, /^estate: the CLI is not built/);
+  });
+});
