@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { EstateError } from './errors.ts';
 import { isNotFound } from './core/fs-errors.ts';
+import { readDataFileSync } from './core/open-data-file.ts';
 
 // Settings come from flags > environment > config file > defaults. This is
 // the only module (with the CLI entry) that reads the environment.
@@ -18,6 +19,7 @@ const timeoutMs = z.int().min(1).max(600_000);
 const cacheS = z.int().min(0).max(86_400);
 
 export const DEFAULT_FORGE_TOKEN_ENV = 'FORGEJO_TOKEN';
+export const DEFAULT_FORGE_MAX_BYTES = 16 * 1024 * 1024;
 
 const providerSchema = z.strictObject({
   name: z.string().min(1).max(100),
@@ -56,14 +58,35 @@ export const expensiveRoutesSchema = z.strictObject({
   max_wait_ms: z.int().min(1).max(600_000).default(15_000),
 });
 
-/** How long a client may take to send its headers, its whole request, and how long an idle keep-alive connection stays open. */
+/**
+ * How long a client may take to send its headers, its whole request, and how
+ * long an idle keep-alive connection stays open; how long an answer may wait
+ * for its client to take it (`send_ms`) before its connection is cut.
+ */
 export const serveTimeoutsSchema = z
   .strictObject({
     headers_ms: z.int().min(100).max(600_000).default(10_000),
     request_ms: z.int().min(100).max(3_600_000).default(30_000),
     keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
+    send_ms: z.int().min(100).max(3_600_000).default(30_000),
   })
   .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
+
+/**
+ * `GET /work/stream`: at most `per_client` open streams per client (its
+ * credential when it presents a valid one, else its address); each ends after
+ * `max_lifetime_s` and the client reconnects with `Last-Event-ID`.
+ */
+export const workStreamsSchema = z.strictObject({
+  per_client: z.int().min(1).max(10_000).default(8),
+  max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
+});
+
+/** Quotas of training runs: runs per user, and bytes of `params` per run (as compact JSON, UTF-8). */
+export const trainingSchema = z.strictObject({
+  max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
+  max_params_bytes: z.int().min(2).max(1024 * 1024).default(256 * 1024),
+});
 
 /** `estate serve`'s settings; every key has a default. */
 const serveSchema = z.strictObject({
@@ -76,6 +99,9 @@ const serveSchema = z.strictObject({
   timeouts: serveTimeoutsSchema.default(serveTimeoutsSchema.parse({})),
   /** Open connections beyond this are refused at once. */
   max_connections: z.int().min(1).max(100_000).default(1024),
+  /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
+  max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
+  streams: workStreamsSchema.default(workStreamsSchema.parse({})),
 });
 
 export const configSchema = z.strictObject({
@@ -89,6 +115,8 @@ export const configSchema = z.strictObject({
       /** Bounds each request to the forge; a paginated listing as a whole gets three times this. */
       timeout_ms: timeoutMs.default(5000),
       cache_s: cacheS.default(30),
+      /** Bounds the bytes read for one call: each answer, and a paginated listing's answers in all (502 past it). */
+      max_bytes: z.int().min(1024).max(1024 ** 3).default(DEFAULT_FORGE_MAX_BYTES),
     })
     .optional(),
   providers: z
@@ -124,6 +152,7 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
+  training: trainingSchema.default(trainingSchema.parse({})),
   serve: serveSchema.optional(),
 });
 
@@ -163,15 +192,17 @@ export function assertDataDir(dir: string): void {
 
 /**
  * Reads and validates the config: `--config FILE` if given (it must exist),
- * else `estate.config.json` in the data dir (optional). Every problem is
- * reported with its path in the file.
+ * else `estate.config.json` in the data dir (optional), which is never read
+ * through a link (`readDataFileSync`). Every problem is reported with its
+ * path in the file.
  */
 export function loadConfig(dataDir: string, configFlag?: string): EstateConfig {
   const file = configFlag ? path.resolve(configFlag) : path.join(dataDir, CONFIG_FILE);
   let text: string | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    text = configFlag ? readFileSync(file, 'utf8') : readDataFileSync(file);
   } catch (err) {
+    if (err instanceof EstateError) throw err;
     if (!isNotFound(err) || configFlag) throw new EstateError('usage', `cannot read config ${file}: ${(err as Error).message}`);
   }
   return parseConfig(text ?? '{}', file);
@@ -211,13 +242,34 @@ export function resolveSecrets(config: EstateConfig, env: NodeJS.ProcessEnv = pr
 export interface EnvSettings {
   apiKey: string | undefined;
   url: string | undefined;
+  /** `ESTATE_CONTEXT`: a context of the user's contexts file (src/cli/contexts-file.ts). */
+  context: string | undefined;
+  dataDir: string | undefined;
   noColor: boolean;
+}
+
+/** Largest answer the CLI reads from a remote server (`--url`) by default; `ESTATE_MAX_ANSWER_BYTES` overrides it. */
+export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How many bytes of a remote server's answer (or of one event of its
+ * stream) the CLI reads before giving up: `ESTATE_MAX_ANSWER_BYTES`, a whole
+ * number from 1024 to 2^40, else DEFAULT_MAX_ANSWER_BYTES. Anything else is a usage error.
+ */
+export function maxAnswerBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.ESTATE_MAX_ANSWER_BYTES;
+  if (text === undefined || text === '') return DEFAULT_MAX_ANSWER_BYTES;
+  const n = /^\d{1,13}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= 1024 && n <= 2 ** 40)) throw new EstateError('usage', `ESTATE_MAX_ANSWER_BYTES must be a whole number of bytes from 1024 to ${2 ** 40}, not "${text}"`);
+  return n;
 }
 
 export function envSettings(env: NodeJS.ProcessEnv = process.env): EnvSettings {
   return {
     apiKey: env.ESTATE_API_KEY || undefined,
     url: env.ESTATE_URL || undefined,
+    context: env.ESTATE_CONTEXT || undefined,
+    dataDir: env.ESTATE_DATA_DIR || undefined,
     noColor: env.NO_COLOR !== undefined && env.NO_COLOR !== '',
   };
 }

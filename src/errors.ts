@@ -4,10 +4,10 @@
 export const ERROR_CODES = {
   validation: { status: 422, exit: 2 },
   usage: { status: 400, exit: 2 },
-  forbidden: { status: 403, exit: 1 },
+  forbidden: { status: 403, exit: 4 },
   not_found: { status: 404, exit: 3 },
   method_not_allowed: { status: 405, exit: 2 },
-  conflict: { status: 409, exit: 1 },
+  conflict: { status: 409, exit: 5 },
   payload_too_large: { status: 413, exit: 2 },
   rate_limited: { status: 429, exit: 1 },
   internal: { status: 500, exit: 1 },
@@ -66,16 +66,30 @@ export function describeLoc(loc: readonly (string | number)[]): string {
   return loc.join('.');
 }
 
+/** The syscalls of file system errors (EACCES/EPERM from these are the data dir's, not a program's or a signal's). */
+const FS_SYSCALL = /^(open|read|write|writev|rename|unlink|mkdir|mkdtemp|rmdir|rm|link|symlink|fsync|fdatasync|ftruncate|chmod|fchmod|chown|copyfile|utime|futime|scandir|opendir|stat|lstat|fstat|access|readlink|realpath)$/;
+
 /**
  * Any thrown value as an EstateError; unknown errors become `internal` with
- * their cause kept. A full disk or exhausted quota (ENOSPC, EDQUOT) is
- * `insufficient_storage` (507, exit 1): nothing was stored, and the caller may retry later.
+ * their cause kept. What the storage refuses is the operator's to fix, not
+ * our bug, and the message names the errno, never a path:
+ * - a full disk or exhausted quota (ENOSPC, EDQUOT) is `insufficient_storage`
+ *   (507, exit 1): nothing was stored, and the caller may retry later;
+ * - a read-only file system (EROFS) is `unavailable` (503, exit 1): nothing was stored;
+ * - permission denied by the file system (EACCES, EPERM from a file system
+ *   call, not from starting a program or signalling one) is `unavailable` (503, exit 1).
  */
 export function toEstateError(err: unknown): EstateError {
   if (err instanceof EstateError) return err;
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return new EstateError('insufficient_storage', `no space left to write in the data dir (${code}): nothing was stored; free some space and retry`, { cause: err });
+  }
+  if (code === 'EROFS') {
+    return new EstateError('unavailable', 'the data dir is on a read-only file system (EROFS): nothing was stored; make it writable and retry', { cause: err });
+  }
+  if ((code === 'EACCES' || code === 'EPERM') && typeof syscall === 'string' && FS_SYSCALL.test(syscall)) {
+    return new EstateError('unavailable', `the file system denied access in the data dir (${code}): nothing was changed; check the owner and mode of the data dir and its files`, { cause: err });
   }
   return new EstateError('internal', 'Internal Server Error', { cause: err });
 }

@@ -70,7 +70,7 @@ test('usage errors exit 2 with one line; --help and --version exit 0', async (t)
     [['trends', '--nope'], 2, /unknown option '--nope'/],
     [['nope'], 2, /unknown command 'nope'/],
     [['trends', 'extra', 'args'], 2, /too many arguments/],
-    [['keys', 'create', '--data-dir', dir], 2, /required option '--user <user>' not specified/],
+    [['keys', 'create', '--data-dir', dir], 2, /^estate: missing --user\n$/],
     [['serve', '--port', 'x', '--data-dir', dir], 2, /invalid --port x/],
   ];
   for (const [args, code, message] of cases) {

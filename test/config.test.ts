@@ -39,7 +39,7 @@ test('the config reports every problem with its path in the file', async (t) => 
 
 test('defaults fill the config, and the forge token comes from the variable the config names', () => {
   const config = parseConfig(JSON.stringify({ forge: { url: 'http://forge.local:3000' }, stats: { command: ['./s'] }, providers: [{ name: 'p', url: 'http://p' }] }), 'x');
-  assert.deepEqual(config.forge, { url: 'http://forge.local:3000', token_env: 'FORGEJO_TOKEN', timeout_ms: 5000, cache_s: 30 });
+  assert.deepEqual(config.forge, { url: 'http://forge.local:3000', token_env: 'FORGEJO_TOKEN', timeout_ms: 5000, cache_s: 30, max_bytes: 16 * 1024 * 1024 });
   assert.deepEqual(config.stats, { command: ['./s'], timeout_ms: 10_000, cache_s: 300 });
   assert.deepEqual(config.providers, [{ name: 'p', url: 'http://p', timeout_ms: 3000 }]);
   assert.equal(config.providers_cache_s, 60);

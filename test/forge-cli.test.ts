@@ -48,7 +48,7 @@ test('estate forge issues: a bad OWNER/REPO is a usage error (exit 2), a broken 
   const cases: [string[], number, RegExp][] = [
     [['forge', 'issues', 'justone'], 2, /^estate: <owner\/repo> must look like OWNER\/REPO, not "justone"\n$/],
     [['forge', 'issues', 'a/b/c'], 2, /must look like OWNER\/REPO/],
-    [['forge', 'issues', 'a b/c'], 2, /^estate: invalid <owner>: String should match pattern/],
+    [['forge', 'issues', 'a b/c'], 2, /^estate: invalid <owner>: String should be a forge name: /],
     [['forge', 'issues', 'org/app', '--state', 'merged'], 2, /^estate: invalid --state: Input should be 'open', 'closed' or 'all'/],
     [['forge', 'issues', 'org/app'], 1, /^estate: the forge at http:\/\/127\.0\.0\.1:\d+ is unreachable: connect ECONNREFUSED [^\n]+\n$/],
     [['forge', 'repos'], 1, /^estate: the forge at .* is unreachable/],

@@ -7,8 +7,8 @@ import { scanRecords } from '../src/core/jsonl/scan-records.ts';
 import { tailRecords } from '../src/core/jsonl/tail-records.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 
-async function collect(gen: AsyncGenerator<string>): Promise<string[]> {
-  const out: string[] = [];
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
   for await (const line of gen) out.push(line);
   return out;
 }
@@ -26,7 +26,7 @@ test('readLinesBackward yields every line, last first, whatever the chunk size',
       await t.test(`${name}, chunk ${chunk}`, async () => {
         const file = path.join(dir, 'f.jsonl');
         await writeFile(file, text);
-        const got = (await collect(readLinesBackward(file, chunk))).map((l) => l.replace(/\r$/, '')).filter((l) => l !== '');
+        const got = (await collect(readLinesBackward(file, chunk))).map((l) => l?.replace(/\r$/, '')).filter((l) => l !== '');
         assert.deepEqual(got, lines.filter((l) => l !== '').reverse());
       });
     }

@@ -115,7 +115,7 @@ test('parameters carry their types, defaults, bounds and enums', async (t) => {
   }
 });
 
-test('security: the three credential carriers, on exactly the protected routes; optional on user routes', async (t) => {
+test('security: the three credential carriers, on exactly the protected routes and the user routes that write; optional on user reads', async (t) => {
   const { doc } = await servedDocument(t);
   assert.deepEqual(doc.components.securitySchemes.ApiKeyHeader, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: doc.components.securitySchemes.ApiKeyHeader.description });
   assert.equal(doc.components.securitySchemes.ApiKeyQuery.in, 'query');
@@ -125,7 +125,8 @@ test('security: the three credential carriers, on exactly the protected routes; 
   assert.equal(doc.security, undefined, 'no document-wide default: every operation says');
   for (const op of operations) {
     const operation = doc.paths[op.path][op.method.toLowerCase()];
-    const expected = op.access === 'public' ? [] : op.access === 'protected' ? CREDENTIALS : [...CREDENTIALS, {}];
+    const needed = op.access === 'protected' || (op.access === 'user' && op.method !== 'GET');
+    const expected = op.access === 'public' ? [] : needed ? CREDENTIALS : [...CREDENTIALS, {}];
     assert.deepEqual(operation.security, expected, `${op.id} (${op.access})`);
     assert.equal('403' in operation.responses, op.access !== 'public', `${op.id}: 403 documented iff a credential is read`);
   }

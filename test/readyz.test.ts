@@ -16,7 +16,7 @@ test('/readyz is 200 with its checks when the data dir can be read and written, 
   const answers = await Promise.all(Array.from({ length: 10 }, () => server.get('/readyz')));
   for (const r of answers) {
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { status: 'ready', checks: { data_dir_readable: 'ok', data_dir_writable: 'ok' } });
+    assert.deepEqual(r.json, { status: 'ready', checks: { data_dir_readable: 'ok', data_dir_writable: 'ok', credential_store: 'ok' } });
     assert.equal(r.headers.get('cache-control'), 'private, no-cache');
   }
   assert.deepEqual((await readdir(dir)).sort(), before, 'the probe file is removed');

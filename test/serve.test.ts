@@ -78,7 +78,7 @@ test('estate serve on a missing data dir or a taken port fails with one line', a
   let err2 = '';
   taken.stderr.on('data', (c: Buffer) => (err2 += c.toString()));
   assert.equal(await new Promise((r) => taken.on('exit', r)), 1);
-  assert.match(err2, /cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+  assert.match(err2, /^estate: port \d+ on 127\.0\.0\.1 is already in use: pass --port 0 to pick a free port/);
   s.child.kill('SIGTERM');
   assert.equal(await s.exited, 0);
 });

@@ -114,14 +114,14 @@ test('core training functions check run_id before any file system call', async (
   assert.deepEqual(snapshot(root), before);
 });
 
-test('the CLI refuses path-like run ids with exit 2 and deletes nothing', async (t) => {
+test('the CLI answers path-like run ids as not found (exit 3, as over HTTP) and deletes nothing', async (t) => {
   const { dir, root, outsideRun } = await setup(t);
   const before = snapshot(root);
   for (const runId of ['../../keys', '/etc/passwd', outsideRun]) {
     for (const command of ['show', 'delete']) {
       const r = await runEstate(['training', command, runId, '--user', 'operator', '--data-dir', dir]);
-      assert.equal(r.code, 2, `${command} ${runId}: ${r.stderr}`);
-      assert.match(r.stderr, /invalid <run_id>/);
+      assert.equal(r.code, 3, `${command} ${runId}: ${r.stderr}`);
+      assert.match(r.stderr, /training run not found/);
     }
   }
   assert.deepEqual(snapshot(root), before);

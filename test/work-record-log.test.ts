@@ -209,11 +209,12 @@ test('writers that break a dead writer\'s lock at once never hold it together', 
   const dir = await tempDataDir(t);
   const { spawnSync } = await import('node:child_process');
   const { withFileLock } = await import('../src/core/file-lock.ts');
+  const { newLockOwner } = await import('../src/core/lock-owner.ts');
   const deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
   let worst = 0;
   for (let round = 0; round < 20; round++) {
     const lock = path.join(dir, `round-${round}.lock`);
-    await writeFile(lock, deadPid);
+    await writeFile(lock, JSON.stringify({ ...newLockOwner(), pid: Number(deadPid) }));
     let inside = 0;
     await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -232,8 +233,9 @@ test('writers that break a dead writer\'s lock at once never hold it together', 
 test('a lock left by a writer that died is broken, and the append goes through', async (t) => {
   const file = path.join(await tempDataDir(t), 'a.jsonl');
   const { spawnSync } = await import('node:child_process');
+  const { newLockOwner } = await import('../src/core/lock-owner.ts');
   const deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
-  await writeFile(`${file}.lock`, deadPid);
+  await writeFile(`${file}.lock`, JSON.stringify({ ...newLockOwner(), pid: Number(deadPid) }));
   const result = await testLog(file).append(put('a'));
   assert.equal(result.outcome, 'created');
   assert.equal((await lines(file)).length, 2);

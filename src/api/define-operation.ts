@@ -49,6 +49,14 @@ export interface CliSpec {
   progress?: string;
   /** Columns for the table view of `items` (default: the keys of the first rows). */
   columns?: string[];
+  /**
+   * The command takes `--watch` (a live view): these are the files, relative
+   * to the data dir, whose changes can change the answer (watched locally;
+   * with --url the route is polled with If-None-Match).
+   */
+  watch?: readonly string[];
+  /** Exit status by answer, for an operation that answers one JSON string (`pulse status`); an answer not listed exits 0. */
+  exitCodes?: Readonly<Record<string, number>>;
   /** One or more example invocations, shown in --help and the man page. */
   examples: string[];
 }
@@ -142,6 +150,15 @@ export function defineOperation<
     handler: spec.handler as Operation['handler'],
     cli: spec.cli,
   };
+}
+
+/**
+ * Whether the route answers 403 to a call without a credential: `protected`
+ * routes, and `user` routes whose scope is not `read` (starting or deleting a
+ * training run). The router and the OpenAPI document's `security` both ask this.
+ */
+export function needsCredential(op: Pick<Operation, 'access' | 'scope'>): boolean {
+  return op.access === 'protected' || (op.access === 'user' && op.scope !== 'read');
 }
 
 export function isReply(value: unknown): value is Reply<unknown> {

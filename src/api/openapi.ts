@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pathParamNames, type Access, type Operation } from './define-operation.ts';
+import { needsCredential, pathParamNames, type Access, type Operation } from './define-operation.ts';
 
 // The OpenAPI 3.1 document, generated from the operations table the router
 // mounts, so the description cannot drift from the routes. Schemas are zod 4's
@@ -41,7 +41,7 @@ export interface RouteDoc {
 }
 
 /** What the generator reads of an operation or a RouteDoc. */
-type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'summary' | 'description' | 'tag' | 'input' | 'status' | 'errors' | 'replies'> & {
+type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'scope' | 'summary' | 'description' | 'tag' | 'input' | 'status' | 'errors' | 'replies'> & {
   output: z.ZodType | undefined;
   produces: string;
 };
@@ -49,6 +49,7 @@ type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'summary'
 function describedRoute(route: RouteDoc): Described {
   return {
     ...route,
+    scope: 'read',
     description: route.description,
     input: { path: undefined, query: route.query, body: undefined },
     output: undefined,
@@ -100,7 +101,7 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   403: { name: 'Forbidden', description: 'Missing or invalid credential (checked before the input).' },
   404: { name: 'NotFound', description: 'Not found.' },
   409: { name: 'Conflict', description: 'Conflicts with a stored record: the same key was sent before with different fields.' },
-  413: { name: 'PayloadTooLarge', description: 'The request body is larger than 1 MiB.' },
+  413: { name: 'PayloadTooLarge', description: 'The request body is larger than 1 MiB, or a part of it is larger than its documented limit (a training run\'s `params`).' },
   422: { name: 'UnprocessableEntity', description: 'Validation error: invalid parameters or body.' },
   429: { name: 'TooManyRequests', description: 'Too many requests.' },
   500: { name: 'InternalServerError', description: 'Internal server error.' },
@@ -118,7 +119,8 @@ publishing and work feeds, external sources and training runs of one estate.
 **Credentials.** Protected routes take any one of \`X-API-Key: KEY\`,
 \`Authorization: Bearer TOKEN\` (an access token or an API key) or \`?api_key=KEY\`;
 a missing or invalid credential is **403**, checked before the input.
-Public routes need none. Training routes take an optional credential, which decides the user.
+Public routes need none. Reading training runs takes an optional credential, which decides the user
+(without one: \`GET /training/runs\` is \`[]\` and every run is 404); starting or deleting a run needs one.
 
 **Errors** are JSON \`{"detail": "..."}\`; a **422** carries \`{"detail": [{"loc", "msg", "type"}]}\`
 (HTTPValidationError). Besides the responses listed per route, every path answers
@@ -218,7 +220,8 @@ function operationObject(op: Described, defs: Record<string, JsonObject>, used: 
   if (op.input.path || op.input.query || op.input.body) errors.add(422);
   for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, used);
   object.responses = responses;
-  object.security = op.access === 'public' ? [] : op.access === 'user' ? [...structuredClone(CREDENTIALS), {}] : structuredClone(CREDENTIALS);
+  // `{}` (anonymous allowed) exactly where the router lets a call without a credential through.
+  object.security = op.access === 'public' ? [] : needsCredential(op) ? structuredClone(CREDENTIALS) : [...structuredClone(CREDENTIALS), {}];
   return object;
 }
 

@@ -38,10 +38,32 @@ export function parseInput(op: Operation, raw: RawInput): Erased {
       issues.push({ loc: ['body'], msg: 'Input should be a valid dictionary or object', type: 'dict_type' });
     } else {
       body = parse('body', op.input.body, raw.body);
+      if (!issues.length) issues.push(...droppedProtoKeys(raw.body, body, ['body']));
     }
   }
   if (issues.length) throw validationError(issues);
   return { path, query, body };
+}
+
+/**
+ * A JSON object may carry an own key `__proto__` (JSON.parse keeps it as
+ * data), but a zod record or object drops it from what it returns. Input is
+ * never dropped silently: each `__proto__` of the body that is absent from
+ * the parsed value at the same place is a 422 issue at its loc. One kept
+ * (inside a free-form value) is stored as data.
+ */
+function droppedProtoKeys(raw: unknown, parsed: unknown, loc: (string | number)[]): ValidationIssue[] {
+  if (raw === null || typeof raw !== 'object' || parsed === null || typeof parsed !== 'object' || raw === parsed) return [];
+  const out: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === '__proto__' && !Object.hasOwn(parsed, key)) {
+      out.push({ loc: [...loc, key], msg: "Value error, a key named '__proto__' cannot be stored", type: 'value_error' });
+      continue;
+    }
+    const k = Array.isArray(raw) ? Number(key) : key;
+    if (Object.hasOwn(parsed, key)) out.push(...droppedProtoKeys(value, (parsed as Record<string, unknown>)[key], [...loc, k]));
+  }
+  return out;
 }
 
 const INTEGER = /^[+-]?\d{1,16}$/;

@@ -1,13 +1,20 @@
 import { z } from 'zod';
+import { describedPattern } from './pattern-text.ts';
 
 // Field schemas of the write bodies (DESIGN.md section 4): every text has a
 // maximum length, and no field that is printed on one line (tables, logs,
-// terminals) may hold control characters.
+// terminals) may hold control characters: C0 (U+0000–U+001F), DEL, C1
+// (U+0080–U+009F, where a terminal reads CSI and OSC too) or the bidi
+// overrides and isolates (U+202A–U+202E, U+2066–U+2069) that reorder what
+// is shown. A refused field is 422 `string_pattern_mismatch`.
 
-export const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const ONE_LINE = /^[^\x00-\x1f\x7f]*$/;
-/** Tabs and line breaks allowed; other control characters (ESC…) not. */
-const MULTI_LINE = /^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$/;
+export const SLUG = describedPattern(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a slug: lowercase letters, digits and hyphens (no hyphen at either end or twice in a row)');
+const ONE_LINE = describedPattern(/^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$/, 'one line of text, without control characters or bidirectional overrides');
+/** Tabs and line breaks allowed; other control characters (ESC, C1…) and bidi overrides not. */
+const MULTI_LINE = describedPattern(
+  /^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$/,
+  'text without control characters or bidirectional overrides (line breaks and tabs are allowed)',
+);
 
 /** A slug: lowercase letters and digits in words joined by single hyphens, 1–64 characters. */
 export function slugField(description: string) {

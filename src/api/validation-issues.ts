@@ -1,9 +1,10 @@
 import type { z } from 'zod';
 import type { ValidationIssue } from '../errors.ts';
+import { patternText } from './pattern-text.ts';
 
 // zod 4 issues → pydantic v2 style ValidationError entries. The `type` codes and
 // the wording of `msg` follow pydantic so clients written for the original
-// service keep working.
+// service keep working, except that a pattern is named in words (pattern-text.ts).
 
 type Where = 'query' | 'path' | 'body';
 
@@ -41,6 +42,8 @@ function describe(issue: z.core.$ZodIssue, where: Where): { msg: string; type: s
       if (issue.format === 'url') return { msg: 'Input should be a valid URL with an http or https scheme', type: 'url_parsing' };
       if (issue.format === 'regex') {
         const pattern = 'pattern' in issue && typeof issue.pattern === 'string' ? issue.pattern : '';
+        const text = patternText(pattern);
+        if (text) return { msg: `String should be ${text}`, type: 'string_pattern_mismatch' };
         return { msg: `String should match pattern '${pattern.replace(/^\/|\/[a-z]*$/g, '')}'`, type: 'string_pattern_mismatch' };
       }
       return { msg: issue.message, type: 'value_error' };

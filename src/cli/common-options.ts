@@ -1,29 +1,36 @@
 import { Option, type Command } from 'commander';
 import { type EstateContext, createContext } from '../api/context.ts';
-import { assertDataDir, envSettings, loadConfig, resolveDataDir } from '../config.ts';
+import { assertDataDir, loadConfig, resolveDataDir } from '../config.ts';
 import type { CliIO } from './io.ts';
+import { addOutputOptions, type Format } from './output/output-options.ts';
+import type { RemoteTarget } from './remote-call.ts';
+import { resolveTarget } from './resolve-target.ts';
 
 export interface CommonOptions {
   dataDir?: string;
   config?: string;
-  json?: boolean;
+  /** `true` for `--json`, the field list for `--json FIELDS` (output/output-options.ts). */
+  json?: boolean | string;
+  output?: Format;
+  headers?: boolean;
   url?: string;
   apiKey?: string;
+  context?: string;
   debug?: boolean;
 }
 
 export function addDataDirOptions(cmd: Command): Command {
   return cmd
-    .option('--data-dir <dir>', 'estate data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
-    .option('--config <file>', 'config file (default: estate.config.json in the data dir)');
+    .option('--data-dir <dir>', 'the data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
+    .option('--config <file>', 'the config file (default: estate.config.json in the data dir)');
 }
 
 /** Options every operation command takes. */
 export function addCommonOptions(cmd: Command): Command {
-  addDataDirOptions(cmd)
-    .option('--json', 'print the JSON body the HTTP API returns')
+  addOutputOptions(addDataDirOptions(cmd))
     .option('--url <url>', 'call this estate server instead of the local data dir (default: $ESTATE_URL)')
-    .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)');
+    .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
+    .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)');
   return cmd.addOption(new Option('--debug', 'print stack traces of errors').hideHelp(false));
 }
 
@@ -34,9 +41,7 @@ export function localContext(options: CommonOptions, io: CliIO): EstateContext {
   return createContext(dataDir, loadConfig(dataDir, options.config));
 }
 
-/** `--url`/`ESTATE_URL` with `--api-key`/`ESTATE_API_KEY`, when remote mode is asked for. */
-export function remoteTarget(options: CommonOptions, io: CliIO): { url: string; apiKey: string | undefined } | undefined {
-  const env = envSettings(io.env);
-  const url = options.url ?? env.url;
-  return url ? { url, apiKey: options.apiKey ?? env.apiKey } : undefined;
+/** The server to call and its credential when remote mode is asked for (flags, environment or a context: see resolveTarget), else undefined. */
+export function remoteTarget(options: CommonOptions, io: CliIO): RemoteTarget | undefined {
+  return resolveTarget(options, io.env);
 }

@@ -1,31 +1,47 @@
 import { Option } from 'commander';
 import type { EstateContext } from '../api/context.ts';
 import type { JsonRecord } from '../core/jsonl/parse-record.ts';
+import { DEFAULT_MAX_ANSWER_BYTES } from '../config.ts';
 import { EstateError, type ErrorCode } from '../errors.ts';
 import type { CliIO } from './io.ts';
 import type { CommandExtension, CommandRun } from './operation-commands.ts';
 import type { RemoteTarget } from './remote-call.ts';
+import { readAnswer, refuseRedirect } from './remote-answer.ts';
+import { escapeControls } from './safe-text.ts';
 import { sseEvents } from './sse-events.ts';
 
 const RECONNECT_MS = 2000;
+/** Most bytes of a refused stream's answer read, for its `detail`. */
+const ERROR_BODY_BYTES = 64 * 1024;
 /** Refused streams that retrying will not fix. */
 const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 422: 'validation' };
 
 /**
- * `estate work feed --follow`: after the feed, prints each new completion as
- * it is recorded (of `--board` only, with it), oldest first, until SIGINT or
- * SIGTERM. With `--json`, one JSON object per line. Locally it watches the
+ * `estate work feed --follow`: prints the feed as lines, oldest first, then
+ * appends each new completion as it is recorded (of `--board` only, with
+ * it), until SIGINT or SIGTERM: one order, newest at the bottom. With
+ * `--json`, one JSON object per line (NDJSON) and nothing else on stdout. Locally it watches the
  * log; with --url it reads the server's /work/stream, resuming after the last
  * completion seen when the connection drops. Nothing recorded between the
  * feed and the follow is missed: both continue from the feed's newest item.
  */
 export function followExtension(io: CliIO): CommandExtension {
+  const printer = (run: CommandRun) => (record: JsonRecord) => io.stdout(run.options.json ? `${JSON.stringify(record)}\n` : `${completionLine(record)}\n`);
   return {
-    options: [new Option('--follow', 'after the feed, print new completions as they arrive, until interrupted')],
+    options: [
+      new Option('--follow', 'print the feed oldest first, then each new completion as it arrives, until interrupted (one JSON object per line with --json)'),
+    ],
+    print: (run: CommandRun) => {
+      if (!run.options.follow) return false;
+      const items = (run.result.body as { items?: JsonRecord[] }).items ?? [];
+      const print = printer(run);
+      for (const record of [...items].reverse()) print(record);
+      return true;
+    },
     after: async (run: CommandRun) => {
       if (!run.options.follow) return;
       const board = run.raw.query?.board;
-      const print = (record: JsonRecord) => io.stdout(run.options.json ? `${JSON.stringify(record)}\n` : `${completionLine(record)}\n`);
+      const print = printer(run);
       if (run.remote) {
         const newest = (run.result.body as { items?: JsonRecord[] }).items?.[0]?.id;
         await followRemote(run.remote, typeof newest === 'string' ? newest : 'start', board, print, io);
@@ -36,10 +52,10 @@ export function followExtension(io: CliIO): CommandExtension {
   };
 }
 
-/** One completion on one line: `2026-11-21T18:48:00.000Z  garden/EST-273  gardener  Draft index of field notes`. */
+/** One completion on one line: `2026-11-21T18:48:00.000Z  garden/EST-273  gardener  Draft index of field notes`, controls escaped. */
 export function completionLine(c: JsonRecord): string {
   const text = [String(c.completed_at), `${String(c.board)}/${String(c.task_id)}`, String(c.assignee), String(c.title)].join('  ');
-  return text.replace(/[\x00-\x1f\x7f]+/g, ' ');
+  return escapeControls(text.replace(/[\r\n\t]+/g, ' '));
 }
 
 async function followLocal(ctx: EstateContext, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
@@ -48,9 +64,9 @@ async function followLocal(ctx: EstateContext, board: string | undefined, print:
   const unsubscribe = log.subscribe((records) => {
     for (const r of records) if (board === undefined || r.board === board) print(r);
   });
-  const refresh = () => void log.refresh().catch((err: unknown) => io.stderr(`estate: cannot read ${log.file}: ${(err as Error).message}\n`));
+  const refresh = () => void log.refresh().catch((err: unknown) => io.stderr(`estate: ${escapeControls(`cannot read ${log.file}: ${(err as Error).message}`)}\n`));
   const { watchLog } = await import('../core/watch-log.ts'); // chokidar loads only with --follow
-  const watcher = await watchLog(log.file, refresh, (err) => io.stderr(`estate: watching ${log.file}: ${(err as Error).message}\n`));
+  const watcher = await watchLog(log.file, refresh, (err) => io.stderr(`estate: ${escapeControls(`watching ${log.file}: ${(err as Error).message}`)}\n`));
   // A fallback for changes a watcher misses (network file systems).
   const poll = setInterval(refresh, 5000);
   try {
@@ -75,16 +91,20 @@ async function followRemote(target: RemoteTarget, after: string, board: string |
     try {
       const headers: Record<string, string> = { Accept: 'text/event-stream' };
       if (target.apiKey) headers['X-API-Key'] = target.apiKey;
-      const response = await fetch(url, { headers, signal: controller.signal });
+      const response = await fetch(url, { headers, signal: controller.signal, redirect: 'manual' });
+      refuseRedirect(response, target, url, 'work/stream');
       if (!response.ok || !response.body) {
         const fatal = FATAL[response.status];
-        const detail = await response.json().then((b: unknown) => (b as { detail?: unknown } | null)?.detail, () => undefined);
+        const detail = await readAnswer(response, { ...target, maxBytes: ERROR_BODY_BYTES }, new AbortController()).then(
+          (text) => (JSON.parse(text) as { detail?: unknown } | null)?.detail,
+          () => undefined,
+        );
         const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? JSON.stringify(detail) : `HTTP ${response.status}`;
         if (fatal) throw new EstateError(fatal, `${target.url}: ${message}`);
         throw new Error(message);
       }
       warned = false;
-      for await (const event of sseEvents(response.body)) {
+      for await (const event of sseEvents(response.body, target.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES, target.url)) {
         if (event.id) cursor = event.id;
         if (event.event !== 'completion') continue;
         try {
@@ -97,7 +117,7 @@ async function followRemote(target: RemoteTarget, after: string, board: string |
     } catch (err) {
       if (controller.signal.aborted) break;
       if (err instanceof EstateError) throw err;
-      if (!warned) io.stderr(`estate: stream from ${target.url} interrupted (${(err as Error).message}); reconnecting\n`);
+      if (!warned) io.stderr(`estate: ${escapeControls(`stream from ${target.url} interrupted (${(err as Error).message}); reconnecting`)}\n`);
       warned = true;
     }
     await new Promise<void>((resolve) => {

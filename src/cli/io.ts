@@ -7,6 +7,14 @@ export interface CliIO {
   isTTY: boolean;
   /** Whether stderr is a terminal (progress lines are drawn only there). */
   stderrIsTTY?: boolean;
+  /** The terminal's width when stdout is one (tables fit it; $COLUMNS overrides). */
+  columns?: number | undefined;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
   stopSignal: Promise<string>;
+  /**
+   * Registers a synchronous cleanup run if the process must end before the
+   * command returns (a second SIGTERM/SIGINT while it drains); returns the
+   * function that unregisters it.
+   */
+  atExit?: (cleanup: () => void) => () => void;
 }

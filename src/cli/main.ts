@@ -7,8 +7,21 @@ async function main(): Promise<void> {
     throw err;
   });
 
+  // The first SIGTERM/SIGINT asks the command to stop; a second one ends the
+  // process at once, after the cleanups registered with atExit.
+  const cleanups = new Set<() => void>();
+  let signalled = false;
   const stopSignal = new Promise<string>((resolve) => {
-    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+      process.on(sig, () => {
+        if (!signalled) {
+          signalled = true;
+          return resolve(sig);
+        }
+        for (const cleanup of cleanups) cleanup();
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      });
+    }
   });
 
   const { runCli } = await import('./run-cli.ts');
@@ -18,7 +31,12 @@ async function main(): Promise<void> {
     stderr: (text) => process.stderr.write(text),
     isTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
+    columns: process.stdout.columns,
     stopSignal,
+    atExit: (cleanup) => {
+      cleanups.add(cleanup);
+      return () => void cleanups.delete(cleanup);
+    },
   });
   // Signal listeners keep nothing alive; stdout is flushed before the process ends.
   process.removeAllListeners('SIGTERM');

@@ -1,6 +1,9 @@
 import { Help, type Command, type Option } from 'commander';
 import { VERSION } from '../version.ts';
+import { commandTree } from './command-tree.ts';
 import { commandExamples } from './help-examples.ts';
+
+export { commandTree };
 
 // man/estate.1, rendered from the commander tree (every visible command, its
 // arguments, options and examples) plus the sections no command holds.
@@ -39,24 +42,6 @@ function example(lines: string[]): string[] {
   return lines.length ? ['.PP', 'Examples:', '.PP', '.RS 4', '.nf', ...lines.map((l) => esc(`$ ${l}`)), '.fi', '.RE'] : [];
 }
 
-interface Entry {
-  /** `estate trends latest`. */
-  name: string;
-  cmd: Command;
-}
-
-/** Every visible command under `cmd`, depth first, in help order (commander's implicit `help` left out). */
-export function commandTree(cmd: Command, prefix = cmd.name()): Entry[] {
-  const help = new Help();
-  return help
-    .visibleCommands(cmd)
-    .filter((sub) => sub.name() !== 'help')
-    .flatMap((sub) => {
-      const name = `${prefix} ${sub.name()}`;
-      return [{ name, cmd: sub }, ...commandTree(sub, name)];
-    });
-}
-
 const optionKey = (o: Option) => `${o.flags}\u0000${o.description}`;
 
 const ENVIRONMENT: [string, string][] = [
@@ -64,6 +49,7 @@ const ENVIRONMENT: [string, string][] = [
   ['XDG_DATA_HOME', 'Without --data-dir and ESTATE_DATA_DIR the data directory is $XDG_DATA_HOME/estate (default ~/.local/share/estate).'],
   ['ESTATE_URL', 'Call this estate server instead of the local data directory, as with --url.'],
   ['ESTATE_API_KEY', 'The credential for remote calls, as with --api-key; `estate serve` also accepts it as an API key of user "operator".'],
+  ['ESTATE_MAX_ANSWER_BYTES', 'The most bytes read of a remote server\'s answer, or of one event of its stream (default 67108864); past it the command fails with exit 1. Redirects are never followed in remote calls.'],
   ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
   ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],
 ];
@@ -77,6 +63,7 @@ const FILES: [string, string][] = [
   ['work/completions.jsonl', 'Task completions, written by estate only.'],
   ['publishing/entries.jsonl', 'Published entries, written by estate only.'],
   ['training/runs/RUN_ID.json', 'Training runs, one file each.'],
+  ['training/users/HASH.json, training/index.json', 'The per-user index of training runs; safe to delete, rebuilt from the runs.'],
   ['repos.json', 'The repository ledger: an array of {name, url, description}.'],
   ['estate.config.json', 'Optional config: node_name, forge, providers, stats, identity, serve (see --config).'],
   ['keys.json', 'The credential store: API key hashes only, mode 0600.'],

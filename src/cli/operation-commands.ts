@@ -7,9 +7,11 @@ import { runOperation, type OperationResult } from '../api/run-operation.ts';
 import { assertUserId, SCOPES } from '../core/keys/key-store.ts';
 import { EstateError, validationError } from '../errors.ts';
 import { addCommonOptions, type CommonOptions, localContext, remoteTarget } from './common-options.ts';
+import { exitCodesHelp, exitForAnswer } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { startProgress } from './progress.ts';
 import { remoteCall, type RemoteTarget } from './remote-call.ts';
+import { watchOperation, watchOptions } from './watch.ts';
 
 /** Options every operation command has; an input field of the same name is offered as `--entry-<name>` (`url` → `--entry-url`). */
 const COMMON_NAMES = new Set(['url', 'api-key', 'json', 'data-dir', 'config', 'debug']);
@@ -42,6 +44,8 @@ export interface CommandRun {
 /** Extra options of one operation command and what they do once its answer is printed (`work feed --follow`). */
 export interface CommandExtension {
   options: Option[];
+  /** Prints the answer itself instead of the usual rendering when it returns true (`--follow`'s lines). */
+  print?: (run: CommandRun) => boolean;
   after: (run: CommandRun) => Promise<void>;
 }
 
@@ -87,7 +91,7 @@ export function addOperationCommands(
     const [most, widest] = variants.at(-1) as [number, Operation];
     const cmd = node.command;
     const main = node.variants.get(fewest) as Operation;
-    cmd.description(variants.map(([, op]) => op.summary).join('; or, with an argument: '));
+    cmd.description(variants.map(([, op], i) => (i ? op.summary.charAt(0).toLowerCase() + op.summary.slice(1) : op.summary)).join('; or, with an argument: '));
     (widest.cli ? (widest.cli.args ?? []) : []).forEach((arg, i) => {
       const required = i < fewest;
       const desc = arg
@@ -105,14 +109,18 @@ export function addOperationCommands(
     for (const [field, schema] of fields) {
       const fallback = defaultOf(schema);
       const text = [describe(schema), fallback === undefined ? '' : `(default: ${String(fallback)})`].filter(Boolean).join(' ');
-      cmd.addOption(new Option(`${optionFlag(field)} <value>`, text));
+      // Required when every variant needs it; help-text.ts checks them all at once ("missing --a, --b").
+      const required = variants.every(([, op]) => isRequired(op.input.body?.shape[field] ?? op.input.query?.shape[field]));
+      cmd.addOption(new Option(`${optionFlag(field)} <value>`, text).makeOptionMandatory(required));
     }
     if (variants.some(([, op]) => op.access === 'user')) {
       cmd.addOption(new Option('--user <user>', 'the user to act as, required locally (with --url the credential decides, and this is ignored)'));
     }
     const extension = main.cli ? extensions[main.cli.command] : undefined;
     for (const option of extension?.options ?? []) cmd.addOption(option);
+    if (main.cli && main.cli.watch) for (const option of watchOptions()) cmd.addOption(option);
     addCommonOptions(cmd);
+    if (exitCodesHelp(main)) cmd.addHelpText('after', exitCodesHelp(main));
     const examples = variants.flatMap(([, op]) => (op.cli ? op.cli.examples : []));
     cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
     cmd.action(async (...args: unknown[]) => {
@@ -121,6 +129,10 @@ export function addOperationCommands(
       const op = node.variants.get(positional.length) ?? main;
       const raw = rawInput(op, positional, options);
       const target = remoteTarget(options, io);
+      if (options.watch || options.interval !== undefined) {
+        const ctx = target ? undefined : localContext(options, io);
+        return watchOperation({ op, raw, io, options, remote: target, ctx, principal: ctx && localPrincipal(op, options.user), print: (r) => print(op, r, options) });
+      }
       const stopProgress = startProgress(io, op.cli ? op.cli.progress : undefined);
       let result: OperationResult;
       let ctx: EstateContext | undefined;
@@ -130,8 +142,10 @@ export function addOperationCommands(
       } finally {
         stopProgress();
       }
-      await print(op, result, options);
-      await extension?.after({ op, raw, result, options, remote: target, ctx });
+      const run: CommandRun = { op, raw, result, options, remote: target, ctx };
+      if (!extension?.print?.(run)) await print(op, result, options);
+      await extension?.after(run);
+      exitForAnswer(op, result.body);
     });
   }
 }
@@ -194,6 +208,11 @@ function parseJsonOption(field: string, text: string): unknown {
   } catch {
     throw validationError([{ loc: ['body', field], msg: 'Invalid JSON: give a JSON object, like \'{"key": 1}\'', type: 'json_invalid' }]);
   }
+}
+
+/** A field the input must have: absent, it is 422 `missing`. */
+function isRequired(schema: z.ZodType | undefined): boolean {
+  return schema !== undefined && !schema.safeParse(undefined).success;
 }
 
 function describe(schema: z.ZodType | undefined): string {

@@ -4,17 +4,24 @@ import { operations } from '../api/operations/index.ts';
 import type { OperationResult } from '../api/run-operation.ts';
 import { envSettings } from '../config.ts';
 import { VERSION } from '../version.ts';
+import { completeValuesCommand, completionCommand } from './commands/completion.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { initCommand } from './commands/init.ts';
+import { contextCommand } from './commands/context.ts';
 import { keysCommand } from './commands/keys.ts';
 import { manCommand } from './commands/man.ts';
 import { openapiCommand } from './commands/openapi.ts';
 import { serveCommand } from './commands/serve.ts';
 import { tokenCommand } from './commands/token.ts';
 import { addGroupExamples } from './help-examples.ts';
+import { polishHelp } from './help-text.ts';
 import { followExtension } from './follow.ts';
+import { addGlobalOptions } from './global-options.ts';
 import type { CliIO } from './io.ts';
 import { addOperationCommands } from './operation-commands.ts';
+import type { OutputOptions } from './output/output-options.ts';
+import { printOutput } from './output/print-output.ts';
+import { escapeControls } from './safe-text.ts';
 
 /**
  * The whole command tree: one subcommand per operation of the API table, plus
@@ -23,13 +30,9 @@ import { addOperationCommands } from './operation-commands.ts';
  */
 export function buildProgram(io: CliIO): Command {
   const color = io.isTTY && !envSettings(io.env).noColor;
-  // The table renderer (chalk, cli-table3) loads only when a table is drawn.
-  const print = async (body: unknown, options: { json?: boolean }, columns?: readonly string[]) => {
-    if (options.json) return void io.stdout(`${JSON.stringify(body, null, 2)}\n`);
-    const { render } = await import('./render.ts');
-    io.stdout(`${render(body, { color, columns })}\n`);
-  };
-  const printResult = async (op: Operation, result: OperationResult, options: { json?: boolean }) => {
+  // JSON, YAML, TSV, CSV or a table, as the output options ask (output/print-output.ts).
+  const print = (body: unknown, options: OutputOptions, columns?: readonly string[]) => printOutput(io, body, options, { color, columns });
+  const printResult = async (op: Operation, result: OperationResult, options: OutputOptions) => {
     // No body (204): nothing on stdout, exactly as the HTTP answer.
     if (result.body === undefined) return;
     await print(result.body, options, op.cli ? op.cli.columns : undefined);
@@ -37,7 +40,7 @@ export function buildProgram(io: CliIO): Command {
 
   const program = new Command('estate')
     .description('Operations toolkit for a self-run estate of nodes and agents')
-    .version(VERSION, '-V, --version')
+    .version(VERSION, '-V, --version', 'print the version number')
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
@@ -46,7 +49,11 @@ export function buildProgram(io: CliIO): Command {
 Every read command mirrors an HTTP route and takes --json (the exact HTTP body),
 --data-dir DIR, and --url URL with --api-key KEY to ask a remote server instead.
 
-Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found.
+Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found,
+4 credential missing or refused, 5 conflicting write.
+
+Shell completion: source <(estate completion bash) (or zsh), or for fish
+estate completion fish | source.
 
 Examples:
   $ estate init ~/estate && estate keys create --user alice
@@ -57,20 +64,25 @@ Examples:
     );
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
+  addGlobalOptions(program);
   program.addCommand(keysCommand(io, print));
+  program.addCommand(contextCommand(io, print));
   program.addCommand(tokenCommand(io));
   addOperationCommands(program, operations, io, printResult, { 'work feed': followExtension(io) });
   program.addCommand(doctorCommand(io));
   program.addCommand(openapiCommand(io));
+  program.addCommand(completionCommand(io, () => program));
   program.addCommand(manCommand(io, () => program), { hidden: true });
+  program.addCommand(completeValuesCommand(io), { hidden: true });
   addGroupExamples(program);
+  polishHelp(program);
 
   const configure = (cmd: Command) => {
     cmd.exitOverride();
     cmd.configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(s.replace(/^error: /, 'estate: ')),
+      outputError: (s, write) => write(escapeControls(s.replace(/^error: /, 'estate: '), true)),
     });
     for (const sub of cmd.commands) configure(sub);
   };

@@ -1,8 +1,10 @@
 import { CommanderError } from 'commander';
 import { EstateError, toEstateError, type ValidationIssue } from '../errors.ts';
+import { ExitStatus } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { optionFlag } from './operation-commands.ts';
 import { buildProgram } from './program.ts';
+import { escapeControls } from './safe-text.ts';
 
 /** Runs one command line; resolves to the exit code. Never throws, never exits the process. */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
@@ -11,16 +13,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     await buildProgram(io).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
+    if (err instanceof ExitStatus) return err.code;
     if (err instanceof CommanderError) {
       // commander has printed its message already; help and version are not failures.
       return err.exitCode === 0 ? 0 : 2;
     }
     // Errors with a known meaning (a full disk) get their message; others are shown as they are.
+    // Always one line, whatever the message carries (it may quote a server or a file).
     const known = toEstateError(err);
     const error = err instanceof EstateError || known.code !== 'internal' ? known : undefined;
-    io.stderr(`estate: ${error ? cliMessage(error) : String((err as Error)?.message ?? err)}\n`);
-    if (debug && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
-    if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${error.cause.stack}\n`);
+    io.stderr(`estate: ${escapeControls(error ? cliMessage(error) : String((err as Error)?.message ?? err))}\n`);
+    if (debug && err instanceof Error && err.stack) io.stderr(`${escapeControls(err.stack, true)}\n`);
+    if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${escapeControls(error.cause.stack, true)}\n`);
     return error ? error.exitCode : 1;
   }
 }
@@ -29,6 +33,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 function cliMessage(err: EstateError): string {
   if (err.code === 'internal' && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
   if (err.code !== 'validation' || !err.issues?.length) return err.message;
+  // Only fields missing (a server's 422): name them all, as a local run does.
+  if (err.issues.every((i) => i.type === 'missing' && i.loc.length === 2)) return `missing ${err.issues.map((i) => nameOf(i.loc)).join(', ')}`;
   const [first, ...rest] = err.issues as [ValidationIssue, ...ValidationIssue[]];
   const more = rest.length ? ` (and ${rest.length} more problem${rest.length === 1 ? '' : 's'})` : '';
   return `invalid ${nameOf(first.loc)}: ${first.msg}${more}`;

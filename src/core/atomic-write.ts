@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { assertInsideDataDir } from './open-data-file.ts';
 
 /**
  * Replaces `file` with `content` so that readers see the old or the new file,
- * never a partial one: write a temp file beside it, fsync, rename over.
+ * never a partial one: write a temp file beside it, fsync, rename over. A
+ * link in `file`'s place is replaced, never written through; a folder that
+ * leads out of the data dir is refused (`assertInsideDataDir`).
  */
 export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
+  await assertInsideDataDir(file);
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   try {

@@ -41,8 +41,8 @@ export async function buildDigest(dataDir: string, days: number, now: Date): Pro
   const projects = new Map<string, ProjectDigest & { durations: number[] }>();
   let skipped = 0;
   for await (const line of readLinesBackward(dataPath(dataDir, 'builds'))) {
-    if (!line.trim()) continue;
-    const build = parseRecord(line);
+    if (line !== null && !line.trim()) continue;
+    const build = line === null ? undefined : parseRecord(line);
     const ts = typeof build?.ts === 'string' ? Date.parse(build.ts) : NaN;
     if (!build || Number.isNaN(ts)) {
       skipped++;

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { keyStoreHealth } from './keys/key-store.ts';
 
-export type CheckName = 'data_dir_readable' | 'data_dir_writable';
+export type CheckName = 'data_dir_readable' | 'data_dir_writable' | 'credential_store';
 
 /** Each check: `ok`, or the error code that failed it (never a path). */
 export type Readiness = Record<CheckName, string>;
@@ -14,7 +15,9 @@ const inFlight = new Map<string, Promise<Readiness>>();
  * Whether the data dir can be read (listed) and written: a probe file with a
  * unique name is created (O_EXCL, mode 0600), written, fdatasync'd and
  * removed, so a full disk, a read-only mount or lost permissions show here
- * before a write fails. Never throws. Concurrent calls share one probe.
+ * before a write fails; and whether the credential store (keys.json) can be
+ * read and parsed (`corrupt` when it cannot be parsed). Never throws.
+ * Concurrent calls share one probe.
  */
 export function dataDirReadiness(dataDir: string): Promise<Readiness> {
   let probe = inFlight.get(dataDir);
@@ -28,7 +31,8 @@ export function dataDirReadiness(dataDir: string): Promise<Readiness> {
 async function checkDataDir(dataDir: string): Promise<Readiness> {
   const readable = await outcome(() => readdir(dataDir).then(() => {}));
   const writable = readable === 'ok' ? await outcome(() => writeProbe(dataDir)) : 'skipped';
-  return { data_dir_readable: readable, data_dir_writable: writable };
+  const credentials = readable === 'ok' ? await keyStoreHealth(dataDir) : 'skipped';
+  return { data_dir_readable: readable, data_dir_writable: writable, credential_store: credentials };
 }
 
 async function writeProbe(dataDir: string): Promise<void> {

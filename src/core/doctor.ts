@@ -31,11 +31,17 @@ export interface DoctorOptions {
  * Checks what estate depends on, in order: the data dir, the config, the
  * forge (token and reachability), each provider and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
- * `fail` (or `warn`) check with a fix.
+ * `fail` (or `warn`) check with a fix. When the data dir fails its check and
+ * no config file is given, nothing else is checked (the config is `skip`).
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [await checkDataDir(options.dataDir)];
   const configFile = options.configFile ? path.resolve(options.configFile) : path.join(options.dataDir, CONFIG_FILE);
+  // With no data dir there is no config to read in it: say nothing of it rather than call the defaults valid.
+  if (!options.configFile && !(await isDirectory(options.dataDir))) {
+    checks.push({ name: 'config', status: 'skip', detail: `not checked: there is no data dir to read ${CONFIG_FILE} from`, fix: null });
+    return checks;
+  }
   let config: EstateConfig;
   try {
     config = loadConfig(options.dataDir, options.configFile);
@@ -60,6 +66,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   });
   checks.push(await checkStats(config, options.dataDir, options.env, configFile));
   return checks;
+}
+
+async function isDirectory(dir: string): Promise<boolean> {
+  return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
 }
 
 async function checkDataDir(dir: string): Promise<DoctorCheck> {

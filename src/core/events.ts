@@ -110,9 +110,19 @@ function nameOf(e: Entry): string | undefined {
   return typeof name === 'string' && name ? name : undefined;
 }
 
+/** The first and last millisecond of years 0000 to 9999: the range an ISO 8601 `ts` can say in its usual form. */
+const EARLIEST = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * An entry's time in ms since the epoch, or undefined when it is not a time
+ * of years 0000 to 9999 (a date string, or Unix seconds below 1e12, else
+ * milliseconds): a value out of that range (`9e15`, nanoseconds) is the
+ * entry's fault and skips it, as a missing time does.
+ */
 function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v * (v < 1e12 ? 1000 : 1) : NaN;
-  return Number.isFinite(t) ? t : undefined;
+  return Number.isFinite(t) && t >= EARLIEST && t <= LATEST ? t : undefined;
 }
 
 /** 10800000 → `3h 0m`. */

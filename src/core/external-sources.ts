@@ -1,6 +1,7 @@
 import type { EstateConfig, Secrets } from '../config.ts';
 import type { ForgeIssueList } from './forge/forge-issues.ts';
 import type { ForgeRepoList } from './forge/forge-repos.ts';
+import type { ForgeInFlight } from './forge/forge-request.ts';
 import type { ProviderReport } from './providers.ts';
 import type { StatsResult } from './stats.ts';
 import { TtlCache } from './ttl-cache.ts';
@@ -15,6 +16,8 @@ export interface ExternalSources {
   secrets: Secrets;
   forgeRepos: TtlCache<ForgeRepoList>;
   forgeIssues: TtlCache<ForgeIssueList>;
+  /** Forge requests in flight, shared by URL across listings; nothing kept. */
+  forgeInFlight: ForgeInFlight;
   providers: TtlCache<ProviderReport>;
   stats: TtlCache<StatsResult>;
 }
@@ -25,6 +28,7 @@ export function createExternalSources(config: EstateConfig, secrets: Secrets): E
     secrets,
     forgeRepos: new TtlCache({ ttlMs: forgeTtlMs, maxEntries: 1 }),
     forgeIssues: new TtlCache({ ttlMs: forgeTtlMs, maxEntries: 200 }),
+    forgeInFlight: new TtlCache({ ttlMs: 0 }),
     providers: new TtlCache({ ttlMs: config.providers_cache_s * 1000, maxEntries: 1 }),
     stats: new TtlCache({ ttlMs: (config.stats?.cache_s ?? 0) * 1000, maxEntries: 1 }),
   };

@@ -1,92 +1,253 @@
-import { open, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, link, lstat, open, rename, unlink } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { EstateError } from '../errors.ts';
+import { type LockOwner, newLockOwner, parseLockOwner, pidIsComparable } from './lock-owner.ts';
 
 const RETRY_MS = 5;
-/** A holder touches its lock this often, so a lock untouched for STALE_MS belongs to a dead or hung process. */
-const HEARTBEAT_MS = 1_000;
-const STALE_MS = 5_000;
+/** At most this much of a lock file is read: an owner line is far shorter. */
+const MAX_OWNER_BYTES = 1024;
+/** Lock files are read without following a link in their place: a planted link is judged as a file of no known owner. */
+const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
+export interface FileLockOptions {
+  /** Give up with an `io` error after this long. Default 10 s. */
+  timeoutMs?: number;
+  /** A lock file seen unchanged for this long, by the waiter's own clock, is stale. Default 5 s. */
+  staleMs?: number;
+  /** How often the holder touches its lock file. Default 1 s; keep it well under `staleMs`. */
+  heartbeatMs?: number;
+}
+
+export interface HeldLock {
+  /** Aborted once the holder finds its lock was broken (it was paused or hung past the stale time). */
+  readonly signal: AbortSignal;
+  /** Throws an `unavailable` error unless the lock file is still this holder's: call it right before the write the lock guards. */
+  check(): Promise<void>;
+}
 
 /**
  * Runs `fn` while holding an inter-process lock: a lock file created with
- * O_EXCL that holds the owner's pid, touched every second while held.
+ * O_EXCL holding one JSON line naming its owner (host, boot id, PID
+ * namespace, pid, random token; see lock-owner.ts), kept open and touched
+ * every `heartbeatMs` while held.
  *
- * A lock whose owner is gone (its pid is dead, or it was not touched for 5 s)
- * is broken, and breaking is itself serialised: the breaker takes
- * `<lock>.break` (O_EXCL), checks again that the lock file is the same stale
- * one (same inode, still stale), and only then removes it. So two waiters
- * that find the same stale lock can never both end up holding the lock.
- * Gives up with an `io` error after `timeoutMs`.
+ * A waiter breaks a lock when its owner is provably dead (its pid is dead
+ * and it was taken in this host, boot and PID namespace), or when the lock
+ * file has not changed (inode, mtime, ctime, size) for `staleMs` measured by
+ * the waiter's monotonic clock: no foreign clock or pid is ever trusted, so a
+ * holder in another container or host, or a lock with an mtime in the
+ * future, is judged only by its heartbeat. An old-format lock (a bare pid)
+ * is judged by its heartbeat alone.
+ *
+ * Breaking is serialised (the breaker takes `<lock>.break` with O_EXCL) and
+ * checked: the breaker moves the lock file aside, and removes it only if it
+ * is the very file it saw stale, else puts it back. A holder releases only
+ * its own file (the same inode, which its open handle pins). A holder that
+ * finds its lock broken aborts `lock.signal`, and `lock.check()` throws.
  */
-export async function withFileLock<T>(lockFile: string, fn: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await tryCreate(lockFile))) {
-    const stale = await staleInode(lockFile);
-    if (stale !== undefined) {
-      await breakStale(lockFile, stale);
-      continue;
-    }
-    if (Date.now() > deadline) throw new EstateError('io', `timed out waiting for lock ${lockFile}`);
-    await new Promise((r) => setTimeout(r, RETRY_MS + Math.random() * RETRY_MS));
+export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+  const { timeoutMs = 10_000, staleMs = 5_000, heartbeatMs = 1_000 } = options;
+  const deadline = performance.now() + timeoutMs;
+  const owner = newLockOwner();
+  let handle: FileHandle | undefined;
+  while (!(handle = await tryCreate(lockFile, owner))) {
+    if (performance.now() > deadline) throw new EstateError('io', `timed out waiting for lock ${lockFile}`);
+    const stale = await staleLock(lockFile, staleMs);
+    if (stale) await breakStale(lockFile, stale, staleMs);
+    else await sleep(RETRY_MS + Math.random() * RETRY_MS);
   }
-  const heartbeat = setInterval(() => {
-    const now = new Date();
-    utimes(lockFile, now, now).catch(() => {});
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  sightings.delete(lockFile);
+  const held = await holdLock(lockFile, handle, heartbeatMs);
   try {
-    return await fn();
+    return await fn(held.lock);
   } finally {
-    clearInterval(heartbeat);
-    await unlink(lockFile).catch(() => {});
+    await held.release();
   }
 }
 
-async function tryCreate(file: string): Promise<boolean> {
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function isCode(err: unknown, code: string): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** Creates `file` with O_EXCL holding `owner`'s line and returns it open; undefined when it exists. */
+async function tryCreate(file: string, owner: LockOwner): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
   try {
-    const handle = await open(file, 'wx', 0o600);
-    try {
-      await handle.writeFile(String(process.pid));
-    } catch (err) {
-      // A lock that cannot hold its owner's pid (a full disk) is removed, or it would block every writer until it went stale.
-      await handle.close().catch(() => {});
-      await unlink(file).catch(() => {});
-      throw err;
-    }
-    await handle.close();
-    return true;
+    handle = await open(file, 'wx', 0o600);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if (isCode(err, 'EEXIST')) return undefined;
+    throw err;
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify(owner)}\n`);
+    return handle;
+  } catch (err) {
+    // A lock that cannot name its owner (a full disk) is removed, or it would block every writer until it went stale.
+    await handle.close().catch(() => {});
+    await unlink(file).catch(() => {});
     throw err;
   }
 }
 
-/** Removes `lockFile` if it is still the stale file with inode `ino`; one breaker at a time. */
-async function breakStale(lockFile: string, ino: number): Promise<void> {
-  const breaker = `${lockFile}.break`;
-  if (!(await tryCreate(breaker))) {
-    // Another waiter is breaking it; a breaker that died mid-break is cleared once its file is stale.
-    if ((await staleInode(breaker)) !== undefined) await unlink(breaker).catch(() => {});
-    await new Promise((r) => setTimeout(r, RETRY_MS));
-    return;
-  }
+// ------------------------------------------------------------ holding
+
+async function holdLock(lockFile: string, handle: FileHandle, heartbeatMs: number): Promise<{ lock: HeldLock; release: () => Promise<void> }> {
+  const mine = await handle.stat().catch(async (err: unknown) => {
+    await handle.close().catch(() => {});
+    await unlink(lockFile).catch(() => {});
+    throw err;
+  });
+  const lost = new AbortController();
+  const isMine = (info: Stats | undefined) => info !== undefined && info.ino === mine.ino && info.dev === mine.dev;
+  const verify = async () => {
+    if (!lost.signal.aborted && !isMine(await lstat(lockFile).catch(() => undefined))) {
+      lost.abort(new EstateError('unavailable', 'this writer lost its inter-process lock (it was paused or hung past the stale time and another writer took over); nothing was written, retry'));
+    }
+  };
+  let lastTouch = mine.mtimeMs;
+  const beat = setInterval(() => {
+    // The handle's own inode is touched, never a successor's file; then the path is checked.
+    const at = Math.max(Date.now(), lastTouch + 1);
+    lastTouch = at;
+    void handle
+      .utimes(at / 1000, at / 1000)
+      .then(verify)
+      .catch(() => {});
+  }, heartbeatMs);
+  beat.unref();
+  const lock: HeldLock = {
+    signal: lost.signal,
+    async check() {
+      await verify();
+      if (lost.signal.aborted) throw lost.signal.reason;
+    },
+  };
+  const release = async () => {
+    clearInterval(beat);
+    try {
+      if (!lost.signal.aborted && isMine(await lstat(lockFile).catch(() => undefined))) {
+        // A lock that cannot be removed (a read-only volume) is left to go stale, as a crashed holder's would.
+        await removeIf(lockFile, isMine).catch(() => {});
+      }
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  };
+  return { lock, release };
+}
+
+/**
+ * Removes `file` if, moved aside atomically, it passes `same`; else puts it
+ * back. When a new file took its place meanwhile, the one moved aside is
+ * dropped: its holder finds out at its next check.
+ */
+async function removeIf(file: string, same: (info: Stats, text: () => Promise<string>) => boolean | Promise<boolean>): Promise<void> {
+  const aside = `${file}.${randomBytes(6).toString('hex')}.aside`;
   try {
-    if ((await staleInode(lockFile)) === ino) await unlink(lockFile).catch(() => {});
+    await rename(file, aside);
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return;
+    throw err;
+  }
+  const matches = await lstat(aside)
+    .then((info) => same(info, () => readHead(aside)))
+    .catch(() => false);
+  if (!matches) {
+    try {
+      await link(aside, file);
+    } catch (err) {
+      if (!isCode(err, 'EEXIST')) await rename(aside, file).catch(() => {});
+    }
+  }
+  await unlink(aside).catch(() => {});
+}
+
+async function readHead(file: string): Promise<string> {
+  const handle = await open(file, READ_NOFOLLOW);
+  try {
+    return await readOwnerLine(handle);
   } finally {
-    await unlink(breaker).catch(() => {});
+    await handle.close();
   }
 }
 
-/** The lock file's inode when its owner is dead or it has not been touched for STALE_MS; else undefined. */
-async function staleInode(lockFile: string): Promise<number | undefined> {
+async function readOwnerLine(handle: FileHandle): Promise<string> {
+  const buffer = Buffer.alloc(MAX_OWNER_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, MAX_OWNER_BYTES, 0);
+  return buffer.subarray(0, bytesRead).toString('utf8');
+}
+
+// ------------------------------------------------------------ breaking
+
+/** A lock file as seen stale: what must still match for it to be removed. */
+interface StaleLock {
+  ino: number;
+  dev: number;
+  mtimeMs: number;
+  size: number;
+  token: string | undefined;
+}
+
+/** Per lock file, the last state a waiter of this process saw and since when (monotonic ms). */
+const sightings = new Map<string, { state: string; since: number }>();
+
+/** The lock file as it is when stale (owner provably dead, or unchanged for `staleMs` as we watched it); else undefined. */
+async function staleLock(lockFile: string, staleMs: number): Promise<StaleLock | undefined> {
+  let handle: FileHandle | undefined;
   try {
-    const info = await stat(lockFile);
-    if (Date.now() - info.mtimeMs > STALE_MS) return info.ino;
-    const pid = Number(await readFile(lockFile, 'utf8'));
-    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) return info.ino;
-    return undefined;
+    handle = await open(lockFile, READ_NOFOLLOW);
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) sightings.delete(lockFile);
+    if (!isCode(err, 'ELOOP')) return undefined;
+  }
+  try {
+    const info = handle ? await handle.stat() : await lstat(lockFile);
+    const owner = handle ? parseLockOwner(await readOwnerLine(handle)) : undefined;
+    const state = `${info.dev}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`;
+    const now = performance.now();
+    let seen = sightings.get(lockFile);
+    if (seen?.state !== state) sightings.set(lockFile, (seen = { state, since: now }));
+    const dead = owner !== undefined && pidIsComparable(owner) && !isAlive(owner.pid);
+    if (!dead && now - seen.since < staleMs) return undefined;
+    return { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, size: info.size, token: owner?.token };
   } catch {
     return undefined;
+  } finally {
+    await handle?.close().catch(() => {});
   }
+}
+
+/** Removes `lockFile` if it is still the stale file seen; one breaker at a time. */
+async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): Promise<void> {
+  const breakFile = `${lockFile}.break`;
+  const breaker = await tryCreate(breakFile, newLockOwner());
+  if (!breaker) {
+    // Another waiter is breaking it; a breaker that died mid-break is broken the same way.
+    const staleBreaker = await staleLock(breakFile, staleMs);
+    if (staleBreaker) await removeIf(breakFile, isStill(staleBreaker)).catch(() => {});
+    await sleep(RETRY_MS);
+    return;
+  }
+  try {
+    await removeIf(lockFile, isStill(seen)).catch(() => {});
+  } finally {
+    const mine = await breaker.stat().catch(() => undefined);
+    if (mine) await removeIf(breakFile, (info) => info.ino === mine.ino && info.dev === mine.dev).catch(() => {});
+    await breaker.close().catch(() => {});
+  }
+}
+
+function isStill(seen: StaleLock): (info: Stats, text: () => Promise<string>) => Promise<boolean> {
+  return async (info, text) => {
+    if (info.ino !== seen.ino || info.dev !== seen.dev || info.mtimeMs !== seen.mtimeMs || info.size !== seen.size) return false;
+    return seen.token === undefined || parseLockOwner(await text())?.token === seen.token;
+  };
 }
 
 function isAlive(pid: number): boolean {
@@ -94,6 +255,6 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return isCode(err, 'EPERM');
   }
 }

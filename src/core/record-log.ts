@@ -1,4 +1,4 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
@@ -6,6 +6,7 @@ import { IndexedFile, type FacetFilter } from './jsonl/indexed-file.ts';
 import type { LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { readLinesBackward } from './jsonl/read-lines-backward.ts';
+import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
 
 export type { FacetFilter };
 
@@ -178,18 +179,21 @@ export class RecordLog {
     try {
       // The first (full) read of the log happens outside the writer lock; later ones are short.
       if (!this.#indexed.loaded) await this.#withHandle((handle) => this.#catchUp(handle));
+      // The lock file sits beside the log: never create it through a folder that leads out of the data dir.
+      await assertInsideDataDir(this.file);
       if (!this.#folderReady) {
         await ensureFolder(this.#lockFile);
         this.#folderReady = true;
       }
       await withFileLock(
         this.#lockFile,
-        async () => {
+        async (lock) => {
           const fresh = await this.#withHandle(async (handle) => {
             await this.#catchUp(handle);
             return this.#decide(handle, batch, results);
           });
           if (!fresh.length) return;
+          await lock.check();
           try {
             await appendRecords(this.file, fresh);
           } catch (err) {
@@ -199,7 +203,7 @@ export class RecordLog {
           // The records are on disk: a failure to index them now is repaired by the next catch-up.
           await this.#withHandle((handle) => this.#catchUp(handle)).catch(() => {});
         },
-        this.#options.lockTimeoutMs,
+        { timeoutMs: this.#options.lockTimeoutMs },
       );
     } catch (err) {
       batch.forEach((p) => p.reject(err));
@@ -261,8 +265,8 @@ export class RecordLog {
     let skipped = 0;
     for await (const line of readLinesBackward(this.file)) {
       if (records.length >= limit) break;
-      if (!line.trim()) continue;
-      const record = parseRecord(line);
+      if (line !== null && !line.trim()) continue;
+      const record = line === null ? undefined : parseRecord(line);
       if (record && this.#options.accept(record)) records.push(record);
       else skipped++;
     }
@@ -289,7 +293,7 @@ export class RecordLog {
   async #withHandle<T>(fn: (handle: FileHandle | undefined) => Promise<T>): Promise<T> {
     let handle: FileHandle | undefined;
     try {
-      handle = await open(this.file, 'r');
+      handle = await openDataFile(this.file);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -1,8 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { EstateError } from '../errors.ts';
 import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
+import { openDataFile } from './open-data-file.ts';
 
 export interface LedgerRepo {
   name: string;
@@ -33,8 +33,13 @@ export async function readRepoLedger(dataDir: string): Promise<RepoLedger> {
   const file = dataPath(dataDir, 'repos');
   let text: string;
   try {
-    if ((await stat(file)).size > MAX_LEDGER_BYTES) throw new EstateError('io', `the repository ledger ${file} is larger than ${MAX_LEDGER_BYTES} bytes`);
-    text = await readFile(file, 'utf8');
+    const handle = await openDataFile(file);
+    try {
+      if ((await handle.stat()).size > MAX_LEDGER_BYTES) throw new EstateError('io', `the repository ledger ${file} is larger than ${MAX_LEDGER_BYTES} bytes`);
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
     if (isNotFound(err)) return { items: [], skipped: 0 };
     if (err instanceof EstateError) throw err;

@@ -1,19 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, readdir, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { EstateError } from '../errors.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
+import { isLinkRefusal, openDataFile } from './open-data-file.ts';
+import { changeUserRuns, indexedRunIds, RUN_ID, runFileExists } from './training-index.ts';
 
 // Training runs, one JSON file each: `training/runs/<run_id>.json`, written
 // atomically. Every function takes the user a run must belong to; a run of
 // another user is answered exactly as a run that does not exist. A run id
-// is checked against RUN_ID before it is joined to any path.
+// is checked against RUN_ID before it is joined to any path. Every change
+// goes through the per-user index (training-index.ts), so a listing reads
+// only the caller's run files.
 
-/** `run_` and 16 lowercase hex digits. */
-export const RUN_ID = /^run_[0-9a-f]{16}$/;
+export { RUN_ID };
+
+/** The quotas of each user: how many runs, how many bytes of params (as compact JSON, UTF-8) per run. */
+export interface TrainingLimits {
+  maxRunsPerUser: number;
+  maxParamsBytes: number;
+}
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
@@ -42,8 +51,17 @@ function runFile(dataDir: string, runId: string): string | undefined {
   return RUN_ID.test(runId) ? path.join(dataPath(dataDir, 'trainingRuns'), `${runId}.json`) : undefined;
 }
 
-/** Creates a queued run owned by `userId`. */
-export async function createRun(dataDir: string, userId: string, fields: NewRun, now = new Date()): Promise<TrainingRun> {
+/**
+ * Creates a queued run owned by `userId`. Refuses params over
+ * `limits.maxParamsBytes` (`payload_too_large`) and a run past
+ * `limits.maxRunsPerUser` (`validation`, loc `["body"]`, type `quota_exceeded`).
+ */
+export async function createRun(dataDir: string, userId: string, fields: NewRun, limits: TrainingLimits, now = new Date()): Promise<TrainingRun> {
+  const params = fields.params ?? {};
+  const paramsBytes = Buffer.byteLength(JSON.stringify(params), 'utf8');
+  if (paramsBytes > limits.maxParamsBytes) {
+    throw new EstateError('payload_too_large', `params is ${paramsBytes} bytes as JSON; a run's params may hold at most ${limits.maxParamsBytes} (training.max_params_bytes)`);
+  }
   const at = now.toISOString();
   const run: TrainingRun = {
     run_id: `run_${randomBytes(8).toString('hex')}`,
@@ -52,21 +70,33 @@ export async function createRun(dataDir: string, userId: string, fields: NewRun,
     name: fields.name ?? null,
     model: fields.model ?? null,
     dataset: fields.dataset ?? null,
-    params: fields.params ?? {},
+    params,
     created_at: at,
     updated_at: at,
   };
-  await mkdir(dataPath(dataDir, 'trainingRuns'), { recursive: true, mode: 0o700 });
-  await writeFileAtomic(runFile(dataDir, run.run_id) as string, `${JSON.stringify(run, null, 2)}\n`, 0o600);
-  return run;
+  return changeUserRuns(dataDir, userId, async (user) => {
+    let runIds = user.runIds;
+    if (runIds.length >= limits.maxRunsPerUser) {
+      // Ids whose file is gone (a crash between index and file) do not count.
+      const present = await Promise.all(runIds.map((id) => runFileExists(dataDir, id)));
+      runIds = runIds.filter((_, i) => present[i]);
+    }
+    if (runIds.length >= limits.maxRunsPerUser) {
+      const msg = `quota exceeded: user ${userId} has ${runIds.length} training runs, the most allowed (training.max_runs_per_user); delete one first`;
+      throw new EstateError('validation', msg, { issues: [{ loc: ['body'], msg, type: 'quota_exceeded' }] });
+    }
+    await user.save([...runIds, run.run_id]);
+    await writeFileAtomic(runFile(dataDir, run.run_id) as string, `${JSON.stringify(run, null, 2)}\n`, 0o600);
+    return run;
+  });
 }
 
 /** Reads one run file; undefined when it is missing, not a regular file, corrupt, or not the run its name says. */
 async function readRun(file: string, runId: string): Promise<TrainingRun | undefined> {
   let text: string;
   try {
-    // O_NOFOLLOW: a symlink planted in the runs folder is never followed out of it.
-    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // A link planted in the runs folder is never followed out of it, and is no run.
+    const handle = await openDataFile(file);
     try {
       if (!(await handle.stat()).isFile()) return undefined;
       text = await handle.readFile('utf8');
@@ -74,7 +104,7 @@ async function readRun(file: string, runId: string): Promise<TrainingRun | undef
       await handle.close();
     }
   } catch (err) {
-    if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    if (isNotFound(err) || isLinkRefusal(err)) return undefined;
     throw err;
   }
   let json: unknown;
@@ -95,37 +125,34 @@ export async function getRun(dataDir: string, userId: string, runId: string): Pr
   return run?.user_id === userId ? run : undefined;
 }
 
-/** The runs of `userId`, newest first. Unreadable or corrupt files are skipped. */
+/** The runs of `userId`, newest first; reads only that user's run files. Unreadable or corrupt files are skipped. */
 export async function listRuns(dataDir: string, userId: string): Promise<TrainingRun[]> {
-  let names: string[];
-  try {
-    names = await readdir(dataPath(dataDir, 'trainingRuns'));
-  } catch (err) {
-    if (isNotFound(err)) return [];
-    throw err;
-  }
   const runs: TrainingRun[] = [];
-  for (const name of names) {
-    const runId = name.slice(0, -'.json'.length);
-    const file = name.endsWith('.json') ? runFile(dataDir, runId) : undefined;
-    if (!file) continue;
-    const run = await readRun(file, runId).catch(() => undefined);
+  for (const runId of new Set(await indexedRunIds(dataDir, userId))) {
+    const file = runFile(dataDir, runId);
+    const run = file ? await readRun(file, runId).catch(() => undefined) : undefined;
     if (run?.user_id === userId) runs.push(run);
   }
   return runs.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.run_id.localeCompare(a.run_id));
 }
 
-/** Deletes the run if it exists and belongs to `userId`; false otherwise. */
+/** Deletes the run if it exists and belongs to `userId`; false otherwise. Any run id is accepted: one that is not a run id is false. */
 export async function deleteRun(dataDir: string, userId: string, runId: string): Promise<boolean> {
   const file = runFile(dataDir, runId);
   if (!file) return false;
-  const run = await readRun(file, runId);
-  if (run?.user_id !== userId) return false;
-  try {
-    await unlink(file);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
+  if ((await readRun(file, runId))?.user_id !== userId) return false;
+  return changeUserRuns(dataDir, userId, async (user) => {
+    // Checked again under the lock: another process may have deleted it meanwhile.
+    if ((await readRun(file, runId))?.user_id !== userId) return false;
+    let unlinked = true;
+    try {
+      await unlink(file);
+    } catch (err) {
+      // A file that cannot be removed stays in the index; one already gone leaves it.
+      if (!isNotFound(err)) throw err;
+      unlinked = false;
+    }
+    await user.save(user.runIds.filter((id) => id !== runId));
+    return unlinked;
+  });
 }

@@ -8,8 +8,9 @@ import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { createHandler } from './handler.ts';
 import { pageRoutes } from './html/page-routes.ts';
 import { RateLimiter } from './rate-limit.ts';
-import { redactLine } from './redact-paths.ts';
+import { redactLogLine } from './redact-log-line.ts';
 import { requestId } from './request-id.ts';
+import { UnsentBudget } from './unsent-budget.ts';
 import { createWorkStream } from './work-stream.ts';
 
 export interface AppOptions {
@@ -26,8 +27,8 @@ export interface AppOptions {
  */
 export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   const sink = options.log;
-  // No log line carries the data dir's absolute path (see redactPaths).
-  const log = sink ? (line: Record<string, unknown>) => sink(redactLine(line, ctx.dataDir)) : () => {};
+  // The one way a line reaches the sink: no line carries the data dir's path or a credential (see redactLogLine).
+  const log = sink ? (line: Record<string, unknown>) => sink(redactLogLine(line, ctx.dataDir)) : () => {};
   const serve = serveSettings(ctx.config);
   const authenticate = createAuthenticator({
     dataDir: ctx.dataDir,
@@ -40,6 +41,9 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     recordLog.refresh().catch((err: unknown) => log({ level: 'warn', time: new Date().toISOString(), event: 'log_index_failed', file: recordLog.file, error: String((err as Error)?.message ?? err) }));
   }
   const workStream = createWorkStream(ctx, {
+    authenticate,
+    perClient: serve.streams.per_client,
+    maxLifetimeMs: serve.streams.max_lifetime_s * 1000,
     onError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'work_stream_error', error: String((err as Error)?.message ?? err) }),
   });
   const handler = createHandler(operations, ctx, {
@@ -54,6 +58,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
       maxQueued: serve.expensive_routes.max_queued,
       maxWaitMs: serve.expensive_routes.max_wait_ms,
     }),
+    unsent: new UnsentBudget(serve.max_unsent_bytes),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;
       log({
@@ -68,6 +73,8 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     },
   });
   return Object.assign(handler, {
+    /** Writes a line to the app's log, redacted; for the lines of the listener (client errors). */
+    log: (line: object) => log({ ...line }),
     closeStreams: () => workStream.close(),
     close: async () => {
       await workStream.close();

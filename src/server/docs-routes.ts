@@ -272,8 +272,12 @@ export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
     summary: 'New work completions as server-sent events',
     description:
       'Each completion is an event `completion` with the record as JSON `data` and its `id` as event id. ' +
-      'Resume with `Last-Event-ID` or `?after=<id>`; `?after=start` replays the log (at most the newest 1000).',
+      'Resume with `Last-Event-ID` or `?after=<id>`; `?after=start` replays the log (at most the newest 1000). ' +
+      'A client (its valid credential, else its address) holds at most `serve.streams.per_client` streams: one more is **429** with `Retry-After`; ' +
+      'too many streams in all is **503**. A stream ends after `serve.streams.max_lifetime_s` with an `id:` line (where to resume) and a `retry:` line: ' +
+      'reconnect with `Last-Event-ID` and nothing is missed.',
     produces: 'text/event-stream',
+    errors: [429, 503],
     query: z.object({
       board: optionalSlugField('Only completions of this board.'),
       after: z.string().min(1).max(128).optional().meta({ description: 'Replay the completions after this id (`start`: from the start).' }),

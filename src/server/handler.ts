@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateContext, Principal } from '../api/context.ts';
-import type { Operation } from '../api/define-operation.ts';
+import { needsCredential, type Operation } from '../api/define-operation.ts';
 import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { keyIdOf } from '../core/keys/key-store.ts';
@@ -16,6 +16,7 @@ import { requestId } from './request-id.ts';
 import { Router } from './router.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import { sendError, sendJson, sendText } from './send.ts';
+import type { UnsentBudget } from './unsent-budget.ts';
 
 /** A route that is not an API operation (docs assets, the OpenAPI document, streams). */
 export interface RawRoute {
@@ -39,6 +40,8 @@ export interface HandlerOptions {
   rateLimit?: RateLimiter;
   /** Runs the operations marked `expensive`. */
   expensive?: ConcurrencyLimit;
+  /** Bounds the bytes of operation answers not yet taken by their clients (503 past it). */
+  unsent?: UnsentBudget;
 }
 
 export interface AuthFailure {
@@ -101,7 +104,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
       const result = op.expensive && options.expensive ? await options.expensive.run(run) : await run();
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
-      else sendJson(req, res, result.status, result.body);
+      else sendJson(req, res, result.status, result.body, {}, options.unsent);
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);
@@ -121,7 +124,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
 async function authorize(op: Operation, options: HandlerOptions, credential: PresentedCredential | undefined, path: string): Promise<Principal | undefined> {
   if (op.access === 'public') return undefined;
   if (credential === undefined) {
-    if (op.access === 'user' && op.scope === 'read') return undefined;
+    if (!needsCredential(op)) return undefined;
     throw new EstateError('forbidden', 'Not authenticated: send an API key (X-API-Key or ?api_key=) or a bearer token');
   }
   const principal = await options.authenticate(credential.secret);

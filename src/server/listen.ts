@@ -3,14 +3,20 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { AddressInfo, Socket } from 'node:net';
 import type { ServeConfig } from '../config.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
+import { SendWatch } from './send-watch.ts';
 
 export interface ListenOptions {
   host: string;
   port: number;
   /** How long in-flight requests may run on shutdown before their sockets are cut. */
   drainMs?: number;
-  /** How long a client may take to send its headers (default 10 s), its whole request (30 s); how long an idle keep-alive connection stays (5 s). */
-  timeouts?: { headersMs?: number; requestMs?: number; keepAliveMs?: number };
+  /**
+   * How long a client may take to send its headers (default 10 s), its whole
+   * request (30 s); how long an idle keep-alive connection stays (5 s); how
+   * long bytes of an answer may wait for the client to take them (30 s)
+   * before its connection is cut.
+   */
+  timeouts?: { headersMs?: number; requestMs?: number; keepAliveMs?: number; sendMs?: number };
   /** Connections beyond this many open ones are closed at once (default 1024). */
   maxConnections?: number;
   /** Told of every request refused before it reached the handler (malformed, too slow, headers too large); not of clients that hung up. */
@@ -30,7 +36,10 @@ export interface ClientErrorLine {
 /** The listen options `serve` settings ask for. */
 export function listenLimits(serve: ServeConfig): Pick<ListenOptions, 'timeouts' | 'maxConnections'> {
   const t = serve.timeouts;
-  return { timeouts: { headersMs: t.headers_ms, requestMs: t.request_ms, keepAliveMs: t.keep_alive_ms }, maxConnections: serve.max_connections };
+  return {
+    timeouts: { headersMs: t.headers_ms, requestMs: t.request_ms, keepAliveMs: t.keep_alive_ms, sendMs: t.send_ms },
+    maxConnections: serve.max_connections,
+  };
 }
 
 export interface RunningServer {
@@ -55,13 +64,17 @@ export async function listen(
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
     (req, res) => {
+      sending.watch(res);
       void handler(req, res);
     },
   );
+  const sending = new SendWatch(options.timeouts?.sendMs ?? 30_000);
+  server.on('close', () => sending.stop());
   server.maxHeadersCount = 100;
   server.maxConnections = options.maxConnections ?? 1024;
   // An `Expect` other than 100-continue is ignored (RFC 9110 allows it) rather than answered 417 by Node, without our headers.
   server.on('checkExpectation', (req, res) => {
+    sending.watch(res);
     void handler(req, res);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {

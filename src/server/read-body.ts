@@ -11,17 +11,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
     req.resume();
     throw new EstateError('payload_too_large', `request body is larger than ${limit} bytes`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw new EstateError('payload_too_large', `request body is larger than ${limit} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readUpTo(req, limit)).toString('utf8');
   if (!text.trim()) return undefined;
   if (nestsDeeperThan(text)) {
     throw new EstateError('validation', 'body is nested too deeply', {
@@ -35,4 +25,35 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
       issues: [{ loc: ['body'], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' }],
     });
   }
+}
+
+/**
+ * The body's bytes, or a 413 as soon as they pass `limit`. The request is
+ * left flowing, not destroyed (as leaving a `for await` over it would): the
+ * 413 is answered while the rest of the body is read (see sendThenDrain).
+ */
+function readUpTo(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err: Error | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', settle);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(new EstateError('payload_too_large', `request body is larger than ${limit} bytes`));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(undefined);
+    const onClose = () => settle(new Error('the client closed the connection before the end of its request body'));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', settle);
+    req.once('close', onClose);
+  });
 }

@@ -10,15 +10,3 @@ export const DATA_DIR_MARK = '<data dir>';
 export function redactPaths(text: string, dataDir: string): string {
   return dataDir.length > 1 && text.includes(dataDir) ? text.replaceAll(dataDir, DATA_DIR_MARK) : text;
 }
-
-/** A log line with redactPaths applied to every string in it, however deep. */
-export function redactLine(line: Record<string, unknown>, dataDir: string): Record<string, unknown> {
-  return redactValue(line, dataDir) as Record<string, unknown>;
-}
-
-function redactValue(value: unknown, dataDir: string): unknown {
-  if (typeof value === 'string') return redactPaths(value, dataDir);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, dataDir));
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValue(v, dataDir)]));
-}

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EstateError } from '../errors.ts';
+import { EstateError, errorBody } from '../errors.ts';
+import { sendThenDrain } from './drain-request.ts';
+import type { UnsentBudget } from './unsent-budget.ts';
 
 // The security headers every response carries are set once, by the request
 // pipeline (src/server/handler.ts, SECURITY_HEADERS), before any route runs.
@@ -35,14 +37,30 @@ export function sendText(
  * `If-None-Match` names that tag gets 304 with no body, so polling unchanged
  * data costs one hash and a few header bytes.
  */
-export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  budget?: UnsentBudget,
+): void {
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers);
   const payload = JSON.stringify(body);
-  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendText(req, res, status, 'application/json', payload, headers);
+  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers);
   const etag = `"${createHash('sha1').update(payload).digest('base64url')}"`;
   const cached = { ETag: etag, 'Cache-Control': 'private, no-cache', ...headers };
   if (matchesEtag(req.headers['if-none-match'], etag)) return sendText(req, res, 304, 'application/json', '', { ...cached, 'Content-Length': '0' });
-  sendText(req, res, status, 'application/json', payload, cached);
+  sendWithin(budget, req, res, status, payload, cached);
+}
+
+/** Sends `payload` if `budget` has room for it (see UnsentBudget), else 503 with `Retry-After`. */
+function sendWithin(budget: UnsentBudget | undefined, req: IncomingMessage, res: ServerResponse, status: number, payload: string, headers: Record<string, string>): void {
+  if (budget && req.method !== 'HEAD' && !budget.admit(res, Buffer.byteLength(payload, 'utf8'))) {
+    const busy = new EstateError('unavailable', 'the server is holding too many unread answers; try again later', { headers: { 'Retry-After': '1' } });
+    return sendText(req, res, busy.status, 'application/json', JSON.stringify(errorBody(busy)), busy.headers ?? {});
+  }
+  sendText(req, res, status, 'application/json', payload, headers);
 }
 
 /** `If-None-Match` holds `*` or a list of tags, weak ones (`W/"…"`) included. */
@@ -53,5 +71,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown): void {
+  // A body refused unread (413): the client may still be sending it; answer, then read the rest before closing.
+  if (err.status === 413 && !req.complete && !res.headersSent) return sendThenDrain(req, res, err.status, JSON.stringify(body), err.headers ?? {});
   sendJson(req, res, err.status, body, err.headers ?? {});
 }

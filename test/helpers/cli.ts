@@ -43,8 +43,8 @@ export interface RunningEstate {
   stderr: () => string;
   /** Waits until stdout satisfies `check` (generous timeout; fails with the output so far). */
   waitForStdout: (what: string, check: (stdout: string) => boolean, timeoutMs?: number) => Promise<void>;
-  /** Sends SIGTERM and resolves with the exit code and output once the process ends. */
-  stop: () => Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** Sends SIGTERM (or `signal`) and resolves with the exit code and output once the process ends. */
+  stop: (signal?: NodeJS.Signals) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
 /** Starts a long-running `estate` command (`work feed --follow`) as a child process, killed after the test if still running. */
@@ -70,8 +70,8 @@ export function startEstate(t: { after: (fn: () => unknown) => void }, args: rea
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    stop: async () => {
-      child.kill('SIGTERM');
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
       const code = await exited;
       return { code, stdout, stderr };
     },

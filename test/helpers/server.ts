@@ -40,7 +40,7 @@ export async function startServer(
   const ctx = createContext(dataDir, config, options.env ?? {});
   if (options.now) ctx.now = options.now;
   const app = createApp(ctx, { envApiKey: options.envApiKey, log: options.log });
-  const onClientError = options.log ? (line: object) => options.log?.({ ...line }) : undefined;
+  const onClientError = options.log ? app.log : undefined;
   const running = await listen(app, { host: '127.0.0.1', port: 0, ...listenLimits(serveSettings(config)), ...options.listen, onClientError });
   t.after(async () => {
     await app.closeStreams();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { buildDigest } from '../../core/builds.ts';
+import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
 
 const counts = {
@@ -37,7 +38,7 @@ export const buildsDigest = defineOperation({
   input: { query: z.object({ days: z.int().min(1).max(365).default(7).meta({ description: 'Window in days (1–365).' }) }) },
   output: digest,
   handler: ({ ctx, input }) => buildDigest(ctx.dataDir, input.query.days, ctx.now()),
-  cli: { command: 'builds', examples: ['estate builds --days 30'] },
+  cli: { command: 'builds', watch: [DATA_FILES.builds], examples: ['estate builds --days 30'] },
 });
 
 export const buildsRecent = defineOperation({
@@ -49,5 +50,5 @@ export const buildsRecent = defineOperation({
   summary: 'Build digest for the last 7 days',
   output: digest,
   handler: ({ ctx }) => buildDigest(ctx.dataDir, 7, ctx.now()),
-  cli: { command: 'builds recent', examples: ['estate builds recent'] },
+  cli: { command: 'builds recent', watch: [DATA_FILES.builds], examples: ['estate builds recent'] },
 });

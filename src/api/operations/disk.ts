@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
 import { latestRecord, recentRecords } from '../../core/recent-records.ts';
 import { EstateError } from '../../errors.ts';
+import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
 import { limitParam, page, storedRecord } from '../schemas.ts';
 
@@ -32,7 +33,7 @@ export const diskList = defineOperation({
   input: { query: z.object({ limit: limitParam(100, 1000, 'snapshots'), mount }) },
   output: page(snapshot),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'disk', input.query.limit, onMount(input.query.mount)),
-  cli: { command: 'disk', columns: ['ts', 'mount', 'used_bytes', 'free_bytes', 'total_bytes'], examples: ['estate disk --mount / --limit 24'] },
+  cli: { command: 'disk', watch: [DATA_FILES.disk], columns: ['ts', 'mount', 'used_bytes', 'free_bytes', 'total_bytes'], examples: ['estate disk --mount / --limit 24'] },
 });
 
 export const diskLatest = defineOperation({
@@ -50,5 +51,5 @@ export const diskLatest = defineOperation({
     if (!latest) throw new EstateError('not_found', input.query.mount ? `no disk snapshot of ${input.query.mount} yet` : 'no disk snapshot yet');
     return latest;
   },
-  cli: { command: 'disk latest', examples: ['estate disk latest --mount /srv/models'] },
+  cli: { command: 'disk latest', watch: [DATA_FILES.disk], examples: ['estate disk latest --mount /srv/models'] },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DATA_FILES } from '../../core/data-files.ts';
 import { estateEvents } from '../../core/events.ts';
 import { defineOperation } from '../define-operation.ts';
 import { limitParam } from '../schemas.ts';
@@ -28,5 +29,5 @@ export const eventsList = defineOperation({
     errors: z.array(z.string()),
   }),
   handler: ({ ctx, input }) => estateEvents(ctx.dataDir, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
-  cli: { command: 'events', columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
+  cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FORGE_NAME, ISSUE_STATES } from '../../core/forge/forge-issues.ts';
 import { forgeIssues, forgeRepos } from '../../core/forge/forge-source.ts';
 import { defineOperation } from '../define-operation.ts';
+import { describedPattern } from '../pattern-text.ts';
 import { limitParam } from '../schemas.ts';
 
 // The forge (Forgejo or Gitea) through estate: token auth, pagination,
@@ -55,7 +56,7 @@ export const forgeReposOp = defineOperation({
   },
 });
 
-const forgeName = (what: string) => z.string().regex(FORGE_NAME).meta({ description: `${what}: letters, digits, "_", ".", "-".` });
+const forgeName = (what: string) => z.string().regex(describedPattern(FORGE_NAME, 'a forge name: 1 to 100 letters, digits, "_", "." or "-" (not "." or "..")')).meta({ description: `${what}: letters, digits, "_", ".", "-".` });
 
 export const forgeIssuesOp = defineOperation({
   id: 'forge.issues',

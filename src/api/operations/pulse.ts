@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DATA_FILES } from '../../core/data-files.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { recentRecords } from '../../core/recent-records.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -19,7 +20,7 @@ export const pulseList = defineOperation({
   input: { query: z.object({ limit: limitParam(100, 1000, 'entries') }) },
   output: page(pulseEntry),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'pulse', input.query.limit),
-  cli: { command: 'pulse', columns: ['ts', 'status', 'checks'], examples: ['estate pulse --limit 10'] },
+  cli: { command: 'pulse', watch: [DATA_FILES.pulse], columns: ['ts', 'status', 'checks'], examples: ['estate pulse --limit 10'] },
 });
 
 export const pulseStatusOp = defineOperation({
@@ -32,5 +33,11 @@ export const pulseStatusOp = defineOperation({
   description: 'The status of the newest pulse entry; `"unknown"` when there is none.',
   output: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
   handler: ({ ctx }) => pulseStatus(ctx.dataDir),
-  cli: { command: 'pulse status', examples: ['estate pulse status'] },
+  cli: {
+    command: 'pulse status',
+    watch: [DATA_FILES.pulse],
+    // The Nagios plugin codes, so `estate pulse status` is a ready-made check (README, "Exit status").
+    exitCodes: { healthy: 0, degraded: 1, unhealthy: 2, unknown: 3 },
+    examples: ['estate pulse status', 'estate pulse status >/dev/null || echo "estate needs a look"', 'estate pulse status --watch'],
+  },
 });

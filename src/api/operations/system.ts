@@ -52,20 +52,21 @@ export const readyz = defineOperation({
   path: '/readyz',
   access: 'public',
   tag: 'system',
-  summary: 'Readiness check: 200 when the data dir can be read and written',
+  summary: 'Readiness check: 200 when the data dir can be read and written and the credential store parses',
   description:
-    'Lists the data dir and writes, syncs and removes a probe file in it. ' +
-    '503 names the check that failed and its error code (a full disk is `ENOSPC`, a read-only mount `EROFS`).',
+    'Lists the data dir, writes, syncs and removes a probe file in it, and reads the credential store (keys.json). ' +
+    '503 names the check that failed and its error code (a full disk is `ENOSPC`, a read-only mount `EROFS`, ' +
+    'a credential store that does not parse `corrupt`).',
   output: z.object({
     status: z.literal('ready'),
-    checks: z.object({ data_dir_readable: z.literal('ok'), data_dir_writable: z.literal('ok') }),
+    checks: z.object({ data_dir_readable: z.literal('ok'), data_dir_writable: z.literal('ok'), credential_store: z.literal('ok') }),
   }),
   errors: [503],
   handler: async ({ ctx }) => {
     const checks = await dataDirReadiness(ctx.dataDir);
     const failed = Object.entries(checks).filter(([, result]) => result !== 'ok' && result !== 'skipped');
     if (failed.length) throw new EstateError('unavailable', `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}`);
-    return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const } };
+    return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const, credential_store: 'ok' as const } };
   },
   cli: { command: 'readyz', examples: ['estate readyz', 'estate readyz --url http://hub:8080'] },
 });

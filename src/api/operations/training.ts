@@ -1,20 +1,24 @@
 import { z } from 'zod';
-import { createRun, deleteRun, getRun, listRuns, RUN_ID, trainingRunSchema } from '../../core/training.ts';
+import { createRun, deleteRun, getRun, listRuns, trainingRunSchema } from '../../core/training.ts';
 import { EstateError } from '../../errors.ts';
 import type { Principal } from '../context.ts';
 import { defineOperation, reply } from '../define-operation.ts';
 
 // The training-run component. Every route is scoped to the credential's user:
-// a run of another user is 404 with the same detail as a run that does not exist.
+// a run of another user, a run that does not exist and a value that is no run
+// id at all are the same 404, with the same body (the seed's "otherwise 404").
 
 const run = trainingRunSchema.meta({ description: 'A training run; `user_id` is the user whose credential created it.' });
+// Any text is accepted here: a value that is not a run id is not found (404), never a 422,
+// and the core checks it against RUN_ID before it comes near a path.
 const runIdPath = z.object({
-  run_id: z.string().regex(RUN_ID).meta({ description: 'The run id: `run_` and 16 lowercase hex digits.', examples: ['run_0123456789abcdef'] }),
+  run_id: z.string().meta({ description: 'The run id: `run_` and 16 lowercase hex digits. Any other value is not found (404), like a run that does not exist.', examples: ['run_0123456789abcdef'] }),
 });
 const USER_HINT = 'Run ids belong to the user whose credential created them.';
 
-function notFound(runId: string): EstateError {
-  return new EstateError('not_found', `training run ${runId} not found`);
+/** One body for every run the caller cannot see, whatever the id: nothing tells a foreign run from a missing one. */
+function notFound(): EstateError {
+  return new EstateError('not_found', 'training run not found');
 }
 
 /** The user of a call that needs one; 403 without a credential. */
@@ -30,7 +34,11 @@ export const trainingStart = defineOperation({
   access: 'user',
   tag: 'training',
   summary: "Start a training run owned by the credential's user",
-  description: 'Every body field is optional; `{}` is a valid body. The run is created queued.',
+  description: [
+    'Every body field is optional; `{}` is a valid body. The run is created queued.',
+    'Quotas (config `training`): `params` may hold at most `max_params_bytes` bytes as compact JSON (default 262144), else **413**;',
+    'a user may own at most `max_runs_per_user` runs (default 1000), else **422** with `loc: ["body"]` and `type: "quota_exceeded"`.',
+  ].join(' '),
   input: {
     body: z.strictObject({
       name: z.string().min(1).max(200).optional().meta({ description: 'A label for the run.' }),
@@ -41,7 +49,10 @@ export const trainingStart = defineOperation({
   },
   output: run,
   status: 201,
-  handler: ({ ctx, input, principal }) => createRun(ctx.dataDir, requireUser(principal), input.body, ctx.now()),
+  handler: ({ ctx, input, principal }) => {
+    const { max_runs_per_user: maxRunsPerUser, max_params_bytes: maxParamsBytes } = ctx.config.training;
+    return createRun(ctx.dataDir, requireUser(principal), input.body, { maxRunsPerUser, maxParamsBytes }, ctx.now());
+  },
   cli: { command: 'training start', examples: ['estate training start --user alice --name nightly --model small-7b --params \'{"epochs":3}\''] },
 });
 
@@ -71,7 +82,7 @@ export const trainingGet = defineOperation({
   errors: [404],
   handler: async ({ ctx, input, principal }) => {
     const found = principal ? await getRun(ctx.dataDir, principal.userId, input.path.run_id) : undefined;
-    if (!found) throw notFound(input.path.run_id);
+    if (!found) throw notFound();
     return found;
   },
   cli: { command: 'training show', args: ['run_id'], examples: ['estate training show run_0123456789abcdef --user alice'] },
@@ -91,7 +102,7 @@ export const trainingDelete = defineOperation({
   errors: [404],
   handler: async ({ ctx, input, principal }) => {
     const deleted = principal ? await deleteRun(ctx.dataDir, principal.userId, input.path.run_id) : false;
-    if (!deleted) throw notFound(input.path.run_id);
+    if (!deleted) throw notFound();
     return reply(204, undefined);
   },
   cli: { command: 'training delete', args: ['run_id'], examples: ['estate training delete run_0123456789abcdef --user alice'] },

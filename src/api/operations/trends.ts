@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { latestRecord, recentRecords } from '../../core/recent-records.ts';
 import { EstateError } from '../../errors.ts';
+import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
 import { limitParam, page, storedRecord } from '../schemas.ts';
 
@@ -16,7 +17,7 @@ export const trendsList = defineOperation({
   input: { query: z.object({ limit: limitParam(100, 1000, 'points') }) },
   output: page(trendPoint),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'trends', input.query.limit),
-  cli: { command: 'trends', examples: ['estate trends --limit 20', 'estate trends --json | jq ".items[0]"'] },
+  cli: { command: 'trends', watch: [DATA_FILES.trends], examples: ['estate trends --limit 20', 'estate trends --json | jq ".items[0]"', 'estate trends --limit 5 --watch'] },
 });
 
 export const trendsLatest = defineOperation({
@@ -33,5 +34,5 @@ export const trendsLatest = defineOperation({
     if (!latest) throw new EstateError('not_found', 'no trend data yet');
     return latest;
   },
-  cli: { command: 'trends latest', examples: ['estate trends latest'] },
+  cli: { command: 'trends latest', watch: [DATA_FILES.trends], examples: ['estate trends latest'] },
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { recordCompletion, workFeed } from '../../core/work.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
+import { describedPattern } from '../pattern-text.ts';
 import { isoTime, limitParam, page } from '../schemas.ts';
 import { lineField, optionalHttpUrlField, optionalSlugField, optionalTextField, slugField } from '../text-fields.ts';
 
@@ -12,7 +13,7 @@ export const completionBody = z.strictObject({
   title: lineField(300, 'The task\'s title (1–300 characters).'),
   commit_sha: z
     .string()
-    .regex(/^[0-9a-fA-F]{7,40}$/)
+    .regex(describedPattern(/^[0-9a-fA-F]{7,40}$/, 'a commit hash: 7 to 40 hex digits'))
     .nullish()
     .meta({ description: 'The commit that completed the task: 7–40 hex digits.', examples: ['e83239b'] }),
   output_url: optionalHttpUrlField('Where the result can be seen: an http(s) URL of at most 2048 characters.'),
@@ -71,23 +72,36 @@ export const workComplete = defineOperation({
   },
 });
 
+/** The most bytes of completions one feed answer carries: a page of long records stops short of `limit` rather than grow without bound. */
+export const FEED_MAX_BYTES = 1024 * 1024;
+
 export const workFeedOp = defineOperation({
   id: 'work.feed',
   method: 'GET',
   path: '/work/feed',
   access: 'public',
   tag: 'work',
+  // A page of 1000 long records is megabytes to read and build: public, so few at once.
+  expensive: true,
   summary: 'Recent kanban task completions, newest first',
+  description: [
+    'The newest `limit` completions. One answer carries at most 1 MiB of completions:',
+    'when the next one would pass that, the page stops there (`count` below `limit`) and says so with `"truncated": true`.',
+  ].join(' '),
   input: {
     query: z.object({
       limit: limitParam(20, 1000, 'completions'),
       board: optionalSlugField('Only completions of this board.'),
     }),
   },
-  output: page(completion),
+  output: page(completion).extend({
+    truncated: z.literal(true).optional().meta({ description: 'Present (true) when the page stopped short of `limit` to stay within 1 MiB.' }),
+  }),
   handler: async ({ ctx, input }) => {
     const { records, skipped } = await workFeed(ctx.logs.completions, input.query.limit, input.query.board);
-    return { items: records as Completion[], count: records.length, limit: input.query.limit, skipped_lines: skipped };
+    const items = withinBytes(records as Completion[], FEED_MAX_BYTES);
+    const answer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
+    return items.length < records.length ? { ...answer, truncated: true as const } : answer;
   },
   cli: {
     command: 'work feed',
@@ -95,3 +109,13 @@ export const workFeedOp = defineOperation({
     examples: ['estate work feed --board ops --limit 10', 'estate work feed --follow'],
   },
 });
+
+/** The first of `items` whose JSON takes at most `maxBytes` in all (always the first one). */
+function withinBytes<T>(items: T[], maxBytes: number): T[] {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    bytes += Buffer.byteLength(JSON.stringify(items[i]), 'utf8') + 1;
+    if (bytes > maxBytes && i > 0) return items.slice(0, i);
+  }
+  return items;
+}

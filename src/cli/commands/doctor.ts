@@ -1,44 +1,75 @@
 import { Command } from 'commander';
-import { resolveDataDir } from '../../config.ts';
+import { envSettings, resolveDataDir } from '../../config.ts';
 import { runDoctor, type DoctorCheck } from '../../core/doctor.ts';
 import { EstateError } from '../../errors.ts';
-import { addDataDirOptions } from '../common-options.ts';
+import { VERSION } from '../../version.ts';
+import { addDataDirOptions, remoteTarget } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import { startProgress } from '../progress.ts';
+import { escapeControls } from '../safe-text.ts';
 
 const LABEL: Record<DoctorCheck['status'], string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
+/** SGR colours of the labels on a terminal: FAIL red, WARN yellow, ok green. */
+const COLOUR: Partial<Record<DoctorCheck['status'], string>> = { fail: '\x1b[31m', warn: '\x1b[33m', ok: '\x1b[32m' };
 
-/** `estate doctor`: checks the data dir, the config, the forge and each provider; exit 1 when one fails. */
+interface DoctorOptions {
+  dataDir?: string;
+  config?: string;
+  json?: boolean;
+  url?: string;
+  apiKey?: string;
+  context?: string;
+}
+
+/** `estate doctor`: checks the data dir, the config, the forge and each provider, or with `--url` a running server; exit 1 when one fails. */
 export function doctorCommand(io: CliIO): Command {
   const cmd = new Command('doctor')
-    .description('Check the data dir, the config, the forge and each provider, and say how to fix what is wrong')
-    .option('--json', 'print the checks as JSON: {"ok": bool, "checks": [{name, status, detail, fix}]}');
+    .description('Check the data dir, the config, the forge and each provider (or, with --url, a running server), and say how to fix what is wrong')
+    .option('--json', 'print the checks as JSON: {"ok": bool, "checks": [{name, status, detail, fix}]}')
+    .option('--url <url>', 'check this estate server instead: reachable, ready, its version, the API key (default: $ESTATE_URL)')
+    .option('--api-key <key>', 'credential to check with --url (default: $ESTATE_API_KEY)')
+    .option('--context <name>', 'check the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)');
   addDataDirOptions(cmd);
-  cmd.addHelpText('after', '\nExit status: 0 when every check passes (warnings allowed), 1 when one fails.\n\nExamples:\n  $ estate doctor\n  $ estate doctor --data-dir /var/lib/estate --json\n');
-  cmd.action(async (options: { dataDir?: string; config?: string; json?: boolean }) => {
-    const dataDir = resolveDataDir(options.dataDir, io.env);
-    const stop = startProgress(io, 'checking the estate…');
+  cmd.addHelpText(
+    'after',
+    '\nExit status: 0 when every check passes (warnings allowed), 1 when one fails.\n\nExamples:\n  $ estate doctor\n  $ estate doctor --data-dir /var/lib/estate --json\n  $ estate doctor --url http://hub:8080 --api-key "$KEY"\n',
+  );
+  cmd.action(async (options: DoctorOptions) => {
+    // Where to look is decided as for every command (flags, environment, contexts): see resolveTarget.
+    const target = remoteTarget(options, io);
+    const stop = startProgress(io, target ? `checking ${target.url}…` : 'checking the estate…');
     let checks: DoctorCheck[];
     try {
-      checks = await runDoctor({ dataDir, configFile: options.config, env: io.env });
+      if (target) {
+        const { checkRemote } = await import('../remote-doctor.ts');
+        checks = await checkRemote({ ...target, timeoutMs: target.timeoutMs ?? 10_000 }, VERSION);
+      } else {
+        checks = await runDoctor({ dataDir: resolveDataDir(options.dataDir, io.env), configFile: options.config, env: io.env });
+      }
     } finally {
       stop();
     }
     const failed = checks.filter((c) => c.status === 'fail');
     if (options.json) io.stdout(`${JSON.stringify({ ok: failed.length === 0, checks }, null, 2)}\n`);
-    else io.stdout(formatChecks(checks));
+    else io.stdout(formatChecks(checks, io.isTTY && !envSettings(io.env).noColor));
     if (failed.length) throw new EstateError('unavailable', `doctor: ${failed.length} of ${checks.length} checks failed`);
   });
   return cmd;
 }
 
-/** One line per check (`ok    config  …`), with an indented `fix:` line under each problem. */
-export function formatChecks(checks: readonly DoctorCheck[]): string {
+/**
+ * One line per check (`ok    config  …`), with an indented `fix:` line under
+ * each problem; what the checks quote is escaped. With `colour`, the FAIL,
+ * WARN and ok labels are coloured.
+ */
+export function formatChecks(checks: readonly DoctorCheck[], colour = false): string {
   const width = Math.max(...checks.map((c) => c.name.length));
   return checks
     .map((c) => {
-      const line = `${LABEL[c.status].padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`;
-      return c.fix ? `${line}\n${' '.repeat(6)}fix: ${c.fix}` : line;
+      const sgr = colour ? COLOUR[c.status] : undefined;
+      const label = sgr ? `${sgr}${LABEL[c.status]}\x1b[0m${' '.repeat(4 - LABEL[c.status].length)}` : LABEL[c.status].padEnd(4);
+      const line = `${label}  ${escapeControls(c.name.padEnd(width))}  ${escapeControls(c.detail)}`;
+      return c.fix ? `${line}\n${' '.repeat(6)}fix: ${escapeControls(c.fix)}` : line;
     })
     .map((l) => `${l}\n`)
     .join('');

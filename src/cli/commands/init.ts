@@ -8,7 +8,7 @@ export function initCommand(io: CliIO): Command {
   return new Command('init')
     .description('Create an empty data dir (existing files are left alone)')
     .argument('[dir]', 'where (default: --data-dir, $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
-    .option('--data-dir <dir>', 'same as DIR')
+    .option('--data-dir <dir>', 'the data directory to create, as DIR')
     .addHelpText('after', '\nExamples:\n  $ estate init /var/lib/estate\n')
     .action(async (dir: string | undefined, options: { dataDir?: string }) => {
       const target = resolveDataDir(dir ?? options.dataDir, io.env);

@@ -31,7 +31,7 @@ export function keysCommand(io: CliIO, print: Print): Command {
   const keys = new Command('keys').description('Create, list and revoke API keys (only their hashes are stored)');
 
   const create = new Command('create')
-    .description('Create an API key for a user and print it once')
+    .description('Create an API key for a user and print it once (only the key on stdout; the notice on stderr)')
     .requiredOption('--user <user>', 'the user the key acts as')
     .option('--name <label>', 'a label to recognise the key by')
     .option('--scope <scopes>', 'read, write or read,write (default: read,write)')
@@ -52,7 +52,9 @@ export function keysCommand(io: CliIO, print: Print): Command {
         io.stdout(`${JSON.stringify(body, null, 2)}\n`);
       } else {
         const expiry = info.expires_at ? `, expires ${info.expires_at}` : '';
-        io.stdout(`${key}\nkey ${info.key_id} for user ${info.user_id} (${info.scopes.join(',')}${expiry}) created; it is shown only once, store it now\n`);
+        // Only the key on stdout, so that KEY=$(estate keys create --user cron) works.
+        io.stdout(`${key}\n`);
+        io.stderr(`key ${info.key_id} for user ${info.user_id} (${info.scopes.join(',')}${expiry}) created; it is shown only once, store it now\n`);
       }
     });
 

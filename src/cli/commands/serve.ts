@@ -1,13 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { createContext } from '../../api/context.ts';
 import { assertDataDir, envSettings, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
 import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
+import { LOG_FORMATS, type LogFormat, serveLogSink } from '../serve-log.ts';
 
 interface ServeOptions {
   dataDir?: string;
@@ -15,6 +17,8 @@ interface ServeOptions {
   host?: string;
   port?: string;
   demo?: boolean;
+  quiet?: boolean;
+  logFormat?: LogFormat;
 }
 
 export function serveCommand(io: CliIO): Command {
@@ -22,9 +26,15 @@ export function serveCommand(io: CliIO): Command {
     .description('Serve the HTTP API over a data dir until SIGTERM or SIGINT')
     .option('--host <host>', 'address to listen on (default: config serve.host, else 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: config serve.port, else 8080)')
-    .option('--demo', 'serve a temporary copy of the demo estate and print a demo key');
+    .option('--demo', 'serve a temporary copy of the demo estate and print a demo key')
+    .option('--quiet', 'log no line per request (warnings and errors are still logged)')
+    .addOption(
+      new Option('--log-format <format>', 'log lines on stderr: text (one short line a request) or json (one JSON object a line) (default: text when stderr is a terminal, else json)').choices(
+        LOG_FORMATS,
+      ),
+    );
   addDataDirOptions(cmd);
-  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n');
+  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
     const [{ copyDemoEstate }, { createKey }, { createApp }, { listen, listenLimits }] = await Promise.all([
@@ -33,53 +43,84 @@ export function serveCommand(io: CliIO): Command {
       import('../../server/create-app.ts'),
       import('../../server/listen.ts'),
     ]);
+    let stopped = false;
+    void io.stopSignal.then(() => (stopped = true));
     let tempDir: string | undefined;
-    let dataDir: string;
-    if (options.demo) {
-      tempDir = await mkdtemp(path.join(os.tmpdir(), 'estate-demo-'));
-      dataDir = path.join(tempDir, 'data');
-      await copyDemoEstate(path.join(projectRoot(), 'fixtures', 'demo-estate'), dataDir, new Date());
-    } else {
-      dataDir = resolveDataDir(options.dataDir, io.env);
-      assertDataDir(dataDir);
-    }
-    const config = loadConfig(dataDir, options.config);
-    const host = options.host ?? config.serve?.host ?? '127.0.0.1';
-    const port = parsePort(options.port ?? config.serve?.port ?? 8080);
-    const ctx = createContext(dataDir, config);
-    // Access lines, warnings and errors: one JSON object a line on stderr,
-    // gathered and written once per turn of the event loop (a write per
-    // request cost more than the request itself under load).
-    let pending: string[] = [];
-    const flush = () => {
-      const lines = pending;
-      pending = [];
-      if (lines.length) io.stderr(lines.join(''));
-    };
-    const log = (line: object) => {
-      if (pending.push(`${JSON.stringify(line)}\n`) === 1) setImmediate(flush);
-    };
-    const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log });
-    let running;
+    // The demo's temporary copy goes on every way out: an error, a signal, a second signal (atExit).
+    let cancelAtExit = () => {};
     try {
-      running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: log });
-    } catch (err) {
-      throw new EstateError('io', `cannot listen on ${host}:${port}: ${(err as Error).message}`);
+      let dataDir: string;
+      if (options.demo) {
+        tempDir = await mkdtemp(path.join(os.tmpdir(), 'estate-demo-'));
+        const dir = tempDir;
+        cancelAtExit = io.atExit?.(() => rmSync(dir, { recursive: true, force: true })) ?? cancelAtExit;
+        dataDir = path.join(tempDir, 'data');
+        await copyDemoEstate(path.join(projectRoot(), 'fixtures', 'demo-estate'), dataDir, new Date());
+      } else {
+        dataDir = resolveDataDir(options.dataDir, io.env);
+        assertDataDir(dataDir);
+      }
+      const config = loadConfig(dataDir, options.config);
+      const host = options.host ?? config.serve?.host ?? '127.0.0.1';
+      const port = parsePort(options.port ?? config.serve?.port ?? 8080);
+      if (stopped) return;
+      const ctx = createContext(dataDir, config);
+      // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
+      const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
+      const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: sink.log });
+      let running;
+      try {
+        running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
+      } catch (err) {
+        await app.close();
+        throw listenError(err, host, port);
+      }
+      io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
+      if (options.demo) {
+        const { key } = await createKey(dataDir, { userId: 'demo', name: 'demo key' });
+        io.stdout(demoBanner(running.url, key));
+      }
+      const signal = await io.stopSignal;
+      io.stderr(`estate: ${signal} received, draining requests\n`);
+      await app.closeStreams();
+      await running.close();
+      await app.close();
+      sink.flush();
+    } finally {
+      cancelAtExit();
+      if (tempDir) await rm(tempDir, { recursive: true, force: true });
     }
-    io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
-    if (options.demo) {
-      const { key } = await createKey(dataDir, { userId: 'demo', name: 'demo key' });
-      io.stdout(`demo key (user "demo"): ${key}\n  try: curl -H 'X-API-Key: ${key}' ${running.url}/trends?limit=5\n`);
-    }
-    const signal = await io.stopSignal;
-    io.stderr(`estate: ${signal} received, draining requests\n`);
-    await app.closeStreams();
-    await running.close();
-    await app.close();
-    flush();
-    if (tempDir) await rm(tempDir, { recursive: true, force: true });
   });
   return cmd;
+}
+
+/** What the demo prints on stdout under its first line: the key, the pages, and a curl line to paste into a POSIX shell. */
+function demoBanner(url: string, key: string): string {
+  return [
+    `demo key (user "demo"): ${key}`,
+    `  status page: ${url}/status`,
+    `  work board:  ${url}/hq/work`,
+    `  API docs:    ${url}/api/docs`,
+    `  try: curl -H ${shellQuote(`X-API-Key: ${key}`)} ${shellQuote(`${url}/trends?limit=5`)}`,
+    '',
+  ].join('\n');
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Why the server could not listen, in words that say what to do (exit 1). */
+function listenError(err: unknown, host: string, port: number): EstateError {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE') return new EstateError('io', `port ${port} on ${host} is already in use: pass --port 0 to pick a free port, or another --port`);
+  if (code === 'EACCES') {
+    const why = port > 0 && port < 1024 ? ' (ports below 1024 need privileges)' : '';
+    return new EstateError('io', `not allowed to listen on ${host}:${port}${why}: pass --port 0 to pick a free port, or a port above 1023`);
+  }
+  if (code === 'EADDRNOTAVAIL') return new EstateError('io', `cannot listen on ${host}: it is not an address of this machine; pass another --host`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new EstateError('io', `cannot listen on ${host}: no such host; pass another --host`);
+  return new EstateError('io', `cannot listen on ${host}:${port}: ${(err as Error)?.message ?? String(err)}`);
 }
 
 function parsePort(value: string | number): number {

@@ -40,11 +40,23 @@ export function forgeBodyError(forge: ForgeSettings, what: string): EstateError 
   return new EstateError('bad_gateway', `the forge at ${forge.url} answered ${what}; is forge.url a Forgejo or Gitea server?`);
 }
 
+/**
+ * More than `forge.maxBytes` from the forge: in one answer to `path`, or with
+ * `inAll`, in the answers of one listing.
+ */
+export function forgeTooLargeError(forge: ForgeSettings, path: string, inAll = false): EstateError {
+  const what = inAll ? `pages of ${path} that add up to more than ${forge.maxBytes} bytes` : `${path} with more than ${forge.maxBytes} bytes`;
+  return new EstateError('bad_gateway', `the forge at ${forge.url} answered ${what}; estate reads at most forge.max_bytes (${forge.maxBytes}) per call`);
+}
+
 const MAX_MESSAGE = 300;
+/** C0 and C1 controls, DEL, bidi overrides and isolates, line and paragraph separators: never passed on from an upstream message. */
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /**
  * The human part of a Forgejo error body: `{"message": "...", "errors": [...]}`.
- * Plain text is kept (first line, cut); HTML error pages are dropped.
+ * Plain text is kept (first line, cut); HTML error pages are dropped;
+ * control and bidi characters become spaces.
  */
 export function forgeMessage(body: string): string {
   const text = body.trim();
@@ -58,5 +70,6 @@ export function forgeMessage(body: string): string {
   } catch {
     // not JSON: keep the first line as it is
   }
+  said = said.replace(UNSAFE, ' ').replace(/ {2,}/g, ' ').trim();
   return said.length > MAX_MESSAGE ? `${said.slice(0, MAX_MESSAGE - 1)}…` : said;
 }

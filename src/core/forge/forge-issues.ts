@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FORGE_PAGE_SIZE, forgeList } from './forge-list.ts';
+import type { ForgeInFlight } from './forge-request.ts';
 import type { ForgeSettings } from './forge-settings.ts';
 
 /**
@@ -56,9 +57,17 @@ const upstreamIssue = z.looseObject({
  * Up to `limit` issues of one repository, from
  * `GET /api/v1/repos/{owner}/{repo}/issues?type=issues&state=…`, page by page.
  * Pull requests are excluded by `type=issues` and, for forges that ignore it,
- * dropped here too. An unknown repository is a `not_found` error.
+ * dropped here too. An unknown repository is a `not_found` error. Requests
+ * in flight are shared with `shared`.
  */
-export async function listForgeIssues(forge: ForgeSettings, owner: string, repo: string, state: IssueState, limit: number): Promise<ForgeIssueList> {
+export async function listForgeIssues(
+  forge: ForgeSettings,
+  owner: string,
+  repo: string,
+  state: IssueState,
+  limit: number,
+  shared?: ForgeInFlight,
+): Promise<ForgeIssueList> {
   const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/issues`;
   const listing = await forgeList(forge, path, { state, type: 'issues' }, {
     pageSize: Math.min(limit, FORGE_PAGE_SIZE),
@@ -66,6 +75,7 @@ export async function listForgeIssues(forge: ForgeSettings, owner: string, repo:
     map: toForgeIssue,
     want: limit,
     notFound: `repository ${owner}/${repo} was not found on the forge at ${forge.url} (or the token cannot see it)`,
+    shared,
   });
   return { items: listing.items, count: listing.items.length, repo: `${owner}/${repo}`, state, limit };
 }

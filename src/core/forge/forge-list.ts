@@ -1,5 +1,5 @@
-import { forgeBodyError } from './forge-errors.ts';
-import { forgeGet } from './forge-request.ts';
+import { forgeBodyError, forgeTooLargeError } from './forge-errors.ts';
+import { forgeGet, type ForgeInFlight } from './forge-request.ts';
 import type { ForgeSettings } from './forge-settings.ts';
 
 /** Most pages one listing reads (50 × 50 = 2,500 items). */
@@ -19,6 +19,8 @@ export interface ListOptions<T> {
   /** Stop once this many items are kept. */
   want?: number;
   notFound?: string;
+  /** Requests in flight shared with other listings (see forgeGet). */
+  shared?: ForgeInFlight | undefined;
 }
 
 export interface Listing<T> {
@@ -34,7 +36,8 @@ export interface Listing<T> {
  * an empty page, no `rel="next"` in the `Link` header, `X-Total-Count` items
  * seen, or (with neither header) a short page. Page numbers are counted here;
  * URLs from `Link` are never followed, so the token stays on the forge's address.
- * Bounded by MAX_PAGES pages and LISTING_BUDGET × `forge.timeoutMs` in all.
+ * Bounded by MAX_PAGES pages, LISTING_BUDGET × `forge.timeoutMs` and
+ * `forge.maxBytes` bytes in all (a bad_gateway error past it).
  */
 export async function forgeList<T>(forge: ForgeSettings, path: string, query: Record<string, string | number>, options: ListOptions<T>): Promise<Listing<T>> {
   const budgetMs = forge.timeoutMs * LISTING_BUDGET;
@@ -42,8 +45,11 @@ export async function forgeList<T>(forge: ForgeSettings, path: string, query: Re
   const items: T[] = [];
   let seen = 0;
   let dropped = 0;
+  let bytes = 0;
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const answer = await forgeGet(forge, path, { ...query, page, limit: options.pageSize }, { deadline, notFound: options.notFound });
+    const answer = await forgeGet(forge, path, { ...query, page, limit: options.pageSize }, { deadline, notFound: options.notFound, shared: options.shared });
+    bytes += answer.bytes;
+    if (bytes > forge.maxBytes) throw forgeTooLargeError(forge, `/api/v1${path}`, true);
     const raw = options.itemsOf(answer.body);
     if (!raw) throw forgeBodyError(forge, `${path} with a body that is not a list`);
     for (const item of raw) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FORGE_PAGE_SIZE, forgeList } from './forge-list.ts';
+import type { ForgeInFlight } from './forge-request.ts';
 import type { ForgeSettings } from './forge-settings.ts';
 
 /** One forge repository, as estate returns it. */
@@ -56,9 +57,9 @@ const upstreamRepo = z.looseObject({
 
 /**
  * Every repository the forge shows to the token, from `GET /api/v1/repos/search`
- * (`{"ok": true, "data": [...]}`), page by page.
+ * (`{"ok": true, "data": [...]}`), page by page, sharing requests in flight with `shared`.
  */
-export async function listForgeRepos(forge: ForgeSettings): Promise<ForgeRepoList> {
+export async function listForgeRepos(forge: ForgeSettings, shared?: ForgeInFlight): Promise<ForgeRepoList> {
   const listing = await forgeList(forge, '/repos/search', { sort: 'alpha', order: 'asc' }, {
     pageSize: FORGE_PAGE_SIZE,
     itemsOf: (body) => {
@@ -67,6 +68,7 @@ export async function listForgeRepos(forge: ForgeSettings): Promise<ForgeRepoLis
       return Array.isArray(data) ? data : undefined;
     },
     map: toForgeRepo,
+    shared,
   });
   return { items: listing.items, count: listing.items.length, truncated: listing.truncated, skipped: listing.dropped };
 }

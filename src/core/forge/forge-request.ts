@@ -1,26 +1,38 @@
-import { forgeBodyError, forgeFetchError, forgeStatusError } from './forge-errors.ts';
+import type { TtlCache } from '../ttl-cache.ts';
+import { forgeBodyError, forgeFetchError, forgeStatusError, forgeTooLargeError } from './forge-errors.ts';
 import type { ForgeSettings } from './forge-settings.ts';
-
-/** Largest forge answer read, in bytes (a page of 50 repositories is ~150 KB). */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export interface ForgeAnswer {
   body: unknown;
   headers: Headers;
+  /** Bytes of the body as the forge sent them. */
+  bytes: number;
 }
 
+/**
+ * Requests in flight, shared by URL: a caller asking for a URL that is being
+ * fetched waits for that answer instead of asking again (a TtlCache with
+ * `ttlMs: 0`: nothing is kept once the answer is in).
+ */
+export type ForgeInFlight = TtlCache<ForgeAnswer>;
+
 export interface ForgeRequestOptions {
-  /** Aborts the request when a whole listing runs out of time. */
+  /** Stops waiting when a whole listing runs out of time. */
   deadline?: { signal: AbortSignal; budgetMs: number };
-  /** The message of a 404 answer (a `not_found` error); without it a 404 is a bad_gateway. */
+  /** The message of a 404 answer (a `not_found` error); without it a 404 is a bad_gateway. Same URL, same message. */
   notFound?: string;
+  shared?: ForgeInFlight;
 }
 
 /**
  * GET `/api/v1{path}` on the forge with token auth, bounded by
- * `forge.timeoutMs` (connect, headers and body together). The path's
+ * `forge.timeoutMs` (connect, headers and body together) and by
+ * `forge.maxBytes`: the body is read as it arrives and the request is
+ * aborted as soon as it passes the bound, never buffered whole. The path's
  * dynamic segments must already be encoded. Every failure is an
  * EstateError (see forge-errors.ts); a 2xx answer that is not JSON too.
+ * With `shared`, identical requests in flight are one upstream request;
+ * each caller still stops waiting at its own `deadline`.
  */
 export async function forgeGet(
   forge: ForgeSettings,
@@ -30,44 +42,80 @@ export async function forgeGet(
 ): Promise<ForgeAnswer> {
   const url = new URL(`${forge.url}/api/v1${path}`);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+  const { deadline, shared, notFound } = options;
+  if (!shared) return fetchAnswer(forge, url, notFound, deadline);
+  const answer = shared.get(url.href, () => fetchAnswer(forge, url, notFound));
+  return deadline ? beforeDeadline(answer, forge, deadline) : answer;
+}
+
+async function fetchAnswer(forge: ForgeSettings, url: URL, notFound: string | undefined, deadline?: ForgeRequestOptions['deadline']): Promise<ForgeAnswer> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (forge.token) headers.Authorization = `token ${forge.token}`;
   const timeout = AbortSignal.timeout(forge.timeoutMs);
-  const signal = options.deadline ? AbortSignal.any([timeout, options.deadline.signal]) : timeout;
-  const failed = (err: unknown) =>
-    forgeFetchError(forge, err, !timeout.aborted && Boolean(options.deadline?.signal.aborted), options.deadline?.budgetMs ?? forge.timeoutMs);
+  const tooLarge = new AbortController();
+  const signal = AbortSignal.any([timeout, tooLarge.signal, ...(deadline ? [deadline.signal] : [])]);
 
   let response: Response;
-  let text: string;
+  let read: { text: string; bytes: number };
   try {
     // Redirects are not followed: the token must never travel to another address.
     response = await fetch(url, { headers, signal, redirect: 'manual' });
-    text = await readText(response, MAX_BODY_BYTES);
+    // An error answer is only read for its message.
+    const ok = response.status >= 200 && response.status <= 299;
+    read = await readText(response, ok ? forge.maxBytes : Math.min(forge.maxBytes, MAX_ERROR_BYTES), tooLarge, !ok);
   } catch (err) {
-    if (err instanceof TooLarge) throw forgeBodyError(forge, `${url.pathname} with more than ${MAX_BODY_BYTES} bytes`);
-    throw failed(err);
+    if (err instanceof TooLarge) throw forgeTooLargeError(forge, url.pathname);
+    throw forgeFetchError(forge, err, !timeout.aborted && Boolean(deadline?.signal.aborted), deadline?.budgetMs ?? forge.timeoutMs);
   }
   if (response.status < 200 || response.status > 299) {
-    throw forgeStatusError(forge, response.status, response.statusText, text, options.notFound);
+    throw forgeStatusError(forge, response.status, response.statusText, read.text, notFound);
   }
   try {
-    return { body: JSON.parse(text), headers: response.headers };
+    return { body: JSON.parse(read.text), headers: response.headers, bytes: read.bytes };
   } catch {
     throw forgeBodyError(forge, `${url.pathname} with a body that is not JSON`);
   }
 }
 
+/** `work`, or a gateway_timeout as soon as the listing's deadline passes (the shared request goes on for others). */
+function beforeDeadline<T>(work: Promise<T>, forge: ForgeSettings, deadline: NonNullable<ForgeRequestOptions['deadline']>): Promise<T> {
+  const late = () => forgeFetchError(forge, deadline.signal.reason, true, deadline.budgetMs);
+  if (deadline.signal.aborted) return Promise.reject(late());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(late());
+    deadline.signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => deadline.signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** Most bytes of an error answer read (its message is cut far shorter). */
+const MAX_ERROR_BYTES = 64 * 1024;
+
 class TooLarge extends Error {}
 
-/** The body as text, refusing more than `maxBytes`. */
-async function readText(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
+/**
+ * The body as text, aborting the request (through `abort`) as soon as it
+ * passes `maxBytes`: a TooLarge error, or with `cut` the text read so far.
+ */
+async function readText(response: Response, maxBytes: number, abort: AbortController, cut: boolean): Promise<{ text: string; bytes: number }> {
+  const refuse = () => {
+    abort.abort();
+    return new TooLarge();
+  };
+  if (!cut && Number(response.headers.get('content-length') ?? 0) > maxBytes) throw refuse();
+  if (!response.body) return { text: '', bytes: 0 };
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let bytes = 0;
   for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new TooLarge();
-    chunks.push(Buffer.from(chunk));
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) {
+      if (!cut) throw refuse();
+      parts.push(decoder.decode(chunk.subarray(0, chunk.byteLength - (bytes - maxBytes)), { stream: true }));
+      break; // cancels the body, so the connection is not read any further
+    }
+    parts.push(decoder.decode(chunk, { stream: true }));
   }
-  return Buffer.concat(chunks).toString('utf8');
+  parts.push(decoder.decode());
+  return { text: parts.join(''), bytes };
 }

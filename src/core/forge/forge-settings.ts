@@ -11,6 +11,8 @@ export interface ForgeSettings {
   /** Bound on each request. */
   timeoutMs: number;
   cacheS: number;
+  /** Bound on the bytes of each answer, and of a listing's answers in all. */
+  maxBytes: number;
 }
 
 /** The forge settings, or an `unavailable` error (503) when the config has no `forge`. */
@@ -25,5 +27,6 @@ export function forgeSettings(config: EstateConfig, secrets: Secrets): ForgeSett
     tokenEnv: forge.token_env,
     timeoutMs: forge.timeout_ms,
     cacheS: forge.cache_s,
+    maxBytes: forge.max_bytes,
   };
 }

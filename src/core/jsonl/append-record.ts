@@ -1,6 +1,7 @@
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { isNotFound } from '../fs-errors.ts';
+import { openDataFile } from '../open-data-file.ts';
 import type { JsonRecord } from './parse-record.ts';
 
 const NEWLINE = 0x0a;
@@ -57,14 +58,14 @@ export async function appendRecords(file: string, records: readonly JsonRecord[]
   }
 }
 
-/** Opens `file` for appending and reading, creating it (and its folder) when missing. */
+/** Opens `file` for appending and reading, creating it (and its folder) when missing; never through a link (`openDataFile`). */
 async function openForAppend(file: string): Promise<FileHandle> {
   try {
-    return await open(file, 'a+', 0o600);
+    return await openDataFile(file, 'append');
   } catch (err) {
     if (!isNotFound(err)) throw err;
     await ensureFolder(file);
-    return open(file, 'a+', 0o600);
+    return openDataFile(file, 'append');
   }
 }
 

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { LogIndex, type LogIndexOptions } from './log-index.ts';
 import { parseRecord, type JsonRecord } from './parse-record.ts';
+import { MAX_LINE_BYTES } from './read-lines-backward.ts';
 import { readSpans } from './read-spans.ts';
 
 const READ_CHUNK = 1024 * 1024;
@@ -29,6 +30,8 @@ export class IndexedFile {
   #loaded = false;
   /** The file's size when last read. */
   #size = 0;
+  /** When the partial last line is longer than MAX_LINE_BYTES: how far it has been scanned (no newline before). */
+  #longTailEnd = 0;
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
@@ -73,13 +76,16 @@ export class IndexedFile {
     }
     const announce = collect && this.#loaded;
     // One buffer, reused for every chunk: the bytes of a line not yet ended
-    // (starting at file offset `carryStart`) move to its front, and it
-    // doubles only for a line longer than itself. Memory stays bounded by
-    // the longest line, whatever the file's size.
+    // (starting at file offset `lineStart`) move to its front, and it
+    // doubles only for a line longer than itself. A line longer than
+    // MAX_LINE_BYTES is not kept: it is scanned for its end and counted as
+    // skipped. Memory stays bounded, whatever the file and its lines.
     let buf: Buffer | undefined;
     let carried = 0;
-    let carryStart = this.#offset;
-    let position = this.#offset;
+    let lineStart = this.#offset;
+    // A long partial last line already scanned up to #longTailEnd is not scanned again.
+    let skipping = this.#longTailEnd > this.#offset && this.#longTailEnd <= info.size;
+    let position = skipping ? this.#longTailEnd : this.#offset;
     while (position < info.size) {
       buf ??= Buffer.allocUnsafe(Math.min(READ_CHUNK, info.size - position));
       if (carried === buf.length) {
@@ -89,21 +95,30 @@ export class IndexedFile {
       }
       const { bytesRead } = await handle.read(buf, carried, Math.min(buf.length - carried, info.size - position), position);
       if (bytesRead === 0) break;
+      // File offset of buf[0].
+      const bufStart = position - carried;
       position += bytesRead;
       const data = buf.subarray(0, carried + bytesRead);
       let start = 0;
       for (let nl = data.indexOf(NEWLINE, carried); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-        const text = data.toString('utf8', start, nl);
-        if (text.trim()) {
-          const record = this.#index.addLine(carryStart + start, nl - start, parseRecord(text));
-          if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+        if (skipping || nl - start > MAX_LINE_BYTES) {
+          this.#index.addLine(lineStart, bufStart + nl - lineStart, undefined);
+          skipping = false;
+        } else {
+          const text = data.toString('utf8', start, nl);
+          if (text.trim()) {
+            const record = this.#index.addLine(bufStart + start, nl - start, parseRecord(text));
+            if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+          }
         }
         start = nl + 1;
+        lineStart = bufStart + start;
       }
-      carried = data.copy(buf, 0, start);
-      carryStart += start;
+      skipping ||= data.length - start > MAX_LINE_BYTES;
+      carried = skipping ? 0 : data.copy(buf, 0, start);
     }
-    this.#offset = carryStart;
+    this.#offset = lineStart;
+    this.#longTailEnd = skipping ? position : 0;
     this.#size = position;
     this.#loaded = true;
     return appeared;
@@ -168,6 +183,7 @@ export class IndexedFile {
   #reset(): void {
     this.#index = new LogIndex(this.#options);
     this.#offset = 0;
+    this.#longTailEnd = 0;
     this.#identity = undefined;
   }
 }

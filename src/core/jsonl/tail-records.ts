@@ -4,7 +4,7 @@ import { readLinesBackward } from './read-lines-backward.ts';
 export interface TailResult {
   /** Newest first. */
   records: JsonRecord[];
-  /** Lines passed over on the way because they were not JSON objects. */
+  /** Lines passed over on the way because they were not JSON objects or were longer than MAX_LINE_BYTES. */
   skipped: number;
 }
 
@@ -27,8 +27,8 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
   let skipped = 0;
   if (limit <= 0) return { records, skipped };
   for await (const line of readLinesBackward(file)) {
-    if (!line.trim()) continue;
-    const record = parseRecord(line);
+    if (line !== null && !line.trim()) continue;
+    const record = line === null ? undefined : parseRecord(line);
     if (!record) {
       skipped++;
       continue;

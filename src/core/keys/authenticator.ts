@@ -1,5 +1,5 @@
 import type { Principal } from '../../api/context.ts';
-import { KeyCache, matchKey, secretsEqual, SCOPES } from './key-store.ts';
+import { KeyCache, keyIdOf, matchKey, secretsEqual, SCOPES } from './key-store.ts';
 import { TokenVerifier } from './tokens.ts';
 import { UsageRecorder } from './usage-recorder.ts';
 
@@ -22,6 +22,8 @@ export interface AuthenticatorOptions {
  * Tries ESTATE_API_KEY, then the key store, then a bearer token. Every
  * comparison of secrets is constant-time. Keys created or revoked in
  * keys.json, and a replaced token secret, take effect without a restart.
+ * A key-shaped secret checked against a keys.json that cannot be read or
+ * parsed throws `unavailable` (503): the secret may be genuine.
  */
 export function createAuthenticator(options: AuthenticatorOptions): ClosableAuthenticator {
   const keys = new KeyCache(options.dataDir);
@@ -34,7 +36,9 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
       return { userId: 'operator', keyId: 'env', scopes: SCOPES };
     }
     const at = now();
-    const record = matchKey(keys.get(), secret, at);
+    // Only a key-shaped secret needs keys.json: a broken credential store
+    // (503) does not stop bearer tokens.
+    const record = keyIdOf(secret) === undefined ? undefined : matchKey(keys.get(), secret, at);
     if (record) {
       usage.note(record, at);
       return { userId: record.user_id, keyId: record.key_id, scopes: record.scopes };

@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Scope } from '../../api/context.ts';
 import { EstateError } from '../../errors.ts';
@@ -7,6 +6,7 @@ import { writeFileAtomic } from '../atomic-write.ts';
 import { dataPath } from '../data-files.ts';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
+import { readDataFile, readDataFileSync } from '../open-data-file.ts';
 import { SCOPES } from './scopes.ts';
 import { WatchedFile } from './watched-file.ts';
 
@@ -62,17 +62,51 @@ export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(hashSecret(a), hashSecret(b));
 }
 
+/**
+ * Every key in keys.json; [] when there is none. A keys.json that cannot be
+ * read or does not parse is `unavailable` (503, exit 1), with a message that
+ * names the credential store and never its path: no key can be checked until
+ * the operator repairs it.
+ */
 export function readKeys(dataDir: string): KeyRecord[] {
   let text: string;
   try {
-    text = readFileSync(dataPath(dataDir, 'keys'), 'utf8');
+    text = readDataFileSync(dataPath(dataDir, 'keys'));
   } catch (err) {
     if (isNotFound(err)) return [];
-    throw err;
+    if (err instanceof EstateError) throw err;
+    throw credentialStoreError(`cannot be read (${errnoCode(err)})`, err);
   }
   const parsed = keyFile.safeParse(safeJson(text));
-  if (!parsed.success) throw new EstateError('io', `keys.json in ${dataDir} is corrupt; restore it from a backup or remove it and create new keys`);
+  if (!parsed.success) throw credentialStoreError('is corrupt', undefined);
   return parsed.data.keys;
+}
+
+/**
+ * The state of keys.json for a readiness probe: `ok` (also when there is
+ * none), `corrupt`, or the error code that failed its read. Never throws.
+ */
+export async function keyStoreHealth(dataDir: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readDataFile(dataPath(dataDir, 'keys'));
+  } catch (err) {
+    return isNotFound(err) ? 'ok' : errnoCode(err);
+  }
+  return keyFile.safeParse(safeJson(text)).success ? 'ok' : 'corrupt';
+}
+
+function credentialStoreError(problem: string, cause: unknown): EstateError {
+  return new EstateError(
+    'unavailable',
+    `the credential store (keys.json) ${problem}: no API key can be checked until it is restored from a backup, or removed and new keys created`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+function errnoCode(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : 'failed';
 }
 
 function safeJson(text: string): unknown {
@@ -85,9 +119,10 @@ function safeJson(text: string): unknown {
 
 async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T): Promise<T> {
   const file = dataPath(dataDir, 'keys');
-  return withFileLock(`${file}.lock`, async () => {
+  return withFileLock(`${file}.lock`, async (lock) => {
     const keys = readKeys(dataDir);
     const result = change(keys);
+    await lock.check();
     await writeFileAtomic(file, `${JSON.stringify({ version: 1, keys }, null, 2)}\n`, 0o600);
     return result;
   });
@@ -106,8 +141,8 @@ export interface CreateKeyOptions {
 /** Creates a key and returns it with its secret, the only time the secret exists outside the caller. */
 export async function createKey(dataDir: string, options: CreateKeyOptions): Promise<{ info: KeyInfo; key: string }> {
   assertUserId(options.userId);
-  if (options.name !== undefined && (options.name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(options.name))) {
-    throw new EstateError('validation', `invalid name: at most ${MAX_NAME} characters, no control characters`);
+  if (options.name !== undefined && (options.name.length > MAX_NAME || /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(options.name))) {
+    throw new EstateError('validation', `invalid name: at most ${MAX_NAME} characters, no control characters or bidi overrides`);
   }
   if (options.scopes !== undefined && options.scopes.length === 0) throw new EstateError('validation', 'a key needs at least one scope');
   const now = options.now ?? new Date();

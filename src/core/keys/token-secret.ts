@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { link, open, readFile, unlink } from 'node:fs/promises';
+import { link, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { EstateError } from '../../errors.ts';
 import { isNotFound } from '../fs-errors.ts';
+import { readDataFile, readDataFileSync } from '../open-data-file.ts';
 
 // The key that signs and checks bearer tokens: 32 random bytes, as 64 hex
 // digits and a newline, in `<data dir>/token-secret`, mode 0600. Replacing or
@@ -26,7 +26,7 @@ function decode(text: string, file: string): Uint8Array {
 export function readTokenSecret(dataDir: string): Uint8Array | undefined {
   const file = tokenSecretPath(dataDir);
   try {
-    return decode(readFileSync(file, 'utf8'), file);
+    return decode(readDataFileSync(file), file);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -58,5 +58,5 @@ export async function ensureTokenSecret(dataDir: string): Promise<Uint8Array> {
   } finally {
     await unlink(temp).catch(() => {});
   }
-  return decode(await readFile(file, 'utf8'), file);
+  return decode(await readDataFile(file), file);
 }

@@ -1,4 +1,4 @@
-import { type FSWatcher, statSync, watch } from 'node:fs';
+import { type FSWatcher, lstatSync, watch } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isNotFound } from '../fs-errors.ts';
@@ -59,7 +59,8 @@ export class WatchedFile<T> {
 
   #statStamp(): string {
     try {
-      const s = statSync(this.#file);
+      // lstat: a link in the file's place is the loader's to refuse, not followed here.
+      const s = lstatSync(this.#file);
       return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
     } catch (err) {
       if (isNotFound(err)) return 'missing';

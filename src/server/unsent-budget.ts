@@ -1,0 +1,40 @@
+import type { ServerResponse } from 'node:http';
+
+/** Answers up to this size are always sent: errors, health checks, small pages. */
+export const SMALL_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The bytes of answers handed to connections and not yet taken by their
+ * clients, all connections together. A large answer is let through only
+ * while it fits in `maxBytes` (or while nothing else is held); otherwise the
+ * caller answers 503 rather than hold more memory for clients that do not
+ * read. Each answer counts until it has drained or its connection closed.
+ */
+export class UnsentBudget {
+  readonly #maxBytes: number;
+  #held = 0;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes counted now. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Counts `bytes` of `res` until it drains or closes; false, counting nothing, when a large answer does not fit. */
+  admit(res: ServerResponse, bytes: number): boolean {
+    if (bytes > SMALL_ANSWER_BYTES && this.#held > 0 && this.#held + bytes > this.#maxBytes) return false;
+    this.#held += bytes;
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
+      this.#held -= bytes;
+    };
+    res.once('finish', release);
+    res.once('close', release);
+    return true;
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { FEED_MAX_BYTES } from '../src/api/operations/work.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { startServer } from './helpers/server.ts';
+import { waitUntil } from './helpers/wait-until.ts';
+
+// Clients that ask for a large answer and never read it hold neither memory
+// nor connection slots for long: an answer that does not drain within
+// serve.timeouts.send_ms is cut; past serve.max_unsent_bytes of unread
+// answers, a large answer is 503 while small ones (health checks) still go
+// out; and the public feed is at most 1 MiB whatever its limit.
+
+/** A data dir whose completions log holds `count` completions with every field at its longest. */
+async function bigLog(t: TestContext, config: object, count = 400): Promise<string> {
+  const dir = await tempDataDir(t);
+  const lines = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      id: `wc_${i.toString(16).padStart(16, '0')}`,
+      task_id: `T-${i}-${'t'.repeat(100)}`,
+      board: 'ops',
+      assignee: 'a'.repeat(100),
+      title: 'T'.repeat(300),
+      output_url: `https://example.org/${'u'.repeat(2000)}`,
+      summary: 's'.repeat(2000),
+      completed_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+    }),
+  );
+  await mkdir(path.join(dir, 'work'), { recursive: true });
+  await writeFile(path.join(dir, 'work', 'completions.jsonl'), `${lines.join('\n')}\n`);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ serve: config }));
+  return dir;
+}
+
+/** A connection that asks for `target`, `times` over (pipelined), and never reads a byte of the answers. */
+function nonReader(t: TestContext, url: string, target: string, times: number): Promise<net.Socket> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    t.after(() => socket.destroy());
+    socket.pause();
+    socket.on('error', () => {});
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(times));
+      resolve(socket);
+    });
+  });
+}
+
+/** True when a request to /healthz on a new connection is answered 200 (false when the connection is refused or cut). */
+async function healthy(url: string): Promise<boolean> {
+  try {
+    return (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5000) })).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+// The kernel buffers a few MB per loopback connection: each non-reader asks
+// for the feed many times over one connection (pipelined) so that some of
+// its answers wait in the server, as one answer larger than those buffers would.
+const TIMES = 16;
+
+test('the public feed carries at most 1 MiB of completions and says when it stopped short of its limit', async (t) => {
+  const dir = await bigLog(t, {});
+  const server = await startServer(t, dir);
+  const r = await server.get('/work/feed?limit=1000');
+  assert.equal(r.status, 200);
+  assert.equal(r.json.truncated, true);
+  assert.equal(r.json.limit, 1000);
+  assert.ok(r.json.count > 0 && r.json.count < 400, `count ${r.json.count}`);
+  assert.equal(r.json.items.length, r.json.count);
+  assert.ok(Buffer.byteLength(JSON.stringify(r.json.items)) <= FEED_MAX_BYTES);
+  assert.equal(r.json.items[0].id, `wc_${(399).toString(16).padStart(16, '0')}`, 'newest first, as always');
+  const small = await server.get('/work/feed?limit=5');
+  assert.equal(small.json.count, 5);
+  assert.equal('truncated' in small.json, false, 'a page that fits says nothing of it');
+});
+
+test('answers that are never read are cut after send_ms, freeing every connection slot, while /healthz answers', async (t) => {
+  const dir = await bigLog(t, { timeouts: { send_ms: 300 }, max_connections: 4 });
+  const lines: Record<string, unknown>[] = [];
+  const server = await startServer(t, dir, { log: (line) => lines.push(line) });
+  for (let i = 0; i < 4; i++) await nonReader(t, server.url, '/work/feed?limit=1000', TIMES);
+  // Each connection has one answer begun and stuck: its access line says it was cut short.
+  const cut = () => lines.filter((l) => l.event === 'request' && l.status === 200 && l.aborted === true).length;
+  await waitUntil('the server has cut the answer of every connection that does not read', () => cut() >= 4, 20_000);
+  assert.equal(await healthy(server.url), true, 'a new client gets a connection slot and an answer');
+  const feed = await server.get('/work/feed?limit=1000');
+  assert.equal(feed.status, 200);
+});
+
+test('past max_unsent_bytes of unread answers a large answer is 503 with Retry-After; small ones still go out', async (t) => {
+  const dir = await bigLog(t, { timeouts: { send_ms: 60_000 }, max_unsent_bytes: 64 * 1024 });
+  const server = await startServer(t, dir);
+  const readers: net.Socket[] = [];
+  for (let i = 0; i < 2; i++) readers.push(await nonReader(t, server.url, '/work/feed?limit=1000', TIMES));
+  let refused: Awaited<ReturnType<typeof server.get>> | undefined;
+  await waitUntil(
+    'a large answer is refused while unread ones are held',
+    async () => {
+      refused = await server.get('/work/feed?limit=1000');
+      return refused.status === 503;
+    },
+    20_000,
+  );
+  assert.equal(refused?.headers.get('retry-after'), '1');
+  assert.match(refused?.json.detail, /unread answers/);
+  assert.equal((await server.get('/healthz')).status, 200);
+  assert.equal((await server.get('/work/feed?limit=3')).status, 200, 'a small answer is not refused');
+
+  for (const socket of readers) socket.destroy();
+  await waitUntil('large answers go out again once the unread ones are gone', async () => (await server.get('/work/feed?limit=1000')).status === 200, 20_000);
+});

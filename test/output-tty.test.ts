@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { BIN } from './helpers/cli.ts';
+import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
+import { HAS_SCRIPT, runEstateInTerminal } from './helpers/terminal.ts';
+
+// Output on a real pseudo-terminal (script(1)): tables fit the terminal's
+// width with rows on one line, nested values read as text, times as ages,
+// sizes in units, and a state file as its text.
+
+const skip = !HAS_SCRIPT && 'needs script(1)';
+const SGR = /\x1b\[[0-9;]*m/g;
+
+function visibleLines(output: string): string[] {
+  return output.replace(SGR, '').split('\n');
+}
+
+/** Runs estate under script(1) with the terminal's size set by stty, and no $COLUMNS. */
+function runInSizedTerminal(args: readonly string[], cols: number): Promise<string> {
+  const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+  const command = `stty cols ${cols} rows 50; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm', NO_COLOR: '1' };
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(output.replace(/\r\n/g, '\n')) : reject(new Error(`exit ${code}: ${output}`))));
+  });
+}
+
+test('on a 60-column terminal, tables fit: no line wider than 60, one line per row, cut cells end in …', { skip }, async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  for (const args of [['agents'], ['trends', '--limit', '5'], ['pulse', '--limit', '5'], ['status'], ['state'], ['builds', '--limit', '5']]) {
+    const r = await runEstateInTerminal([...args, '--data-dir', dir], { env: { COLUMNS: '60' } });
+    const lines = visibleLines(r.output);
+    for (const line of lines) assert.ok([...line].length <= 60, `${args.join(' ')}: ${JSON.stringify(line)} is ${[...line].length} wide`);
+    if (args[0] === 'agents') {
+      assert.equal(r.code, 0, r.output);
+      assert.match(r.output, /…/);
+      assert.equal(lines.filter((l) => l.startsWith('│')).length, 8 + 1, 'the header and the 8 agents, each on one line');
+    }
+  }
+});
+
+test('the terminal\'s own width (stty cols) is used when $COLUMNS is not set', { skip }, async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const output = await runInSizedTerminal(['agents', '--data-dir', dir], 50);
+  const lines = visibleLines(output).filter(Boolean);
+  assert.ok(lines.length > 3, output);
+  for (const line of lines) assert.ok([...line].length <= 50, JSON.stringify(line));
+  assert.equal([...(lines[0] as string)].length, 50, 'the table uses the width it has');
+});
+
+test('on a terminal, a state file shows as its text, not as cut-off JSON', { skip }, async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const file = await readFile(path.join(dir, 'state', 'heartbeat.json'), 'utf8');
+  const r = await runEstateInTerminal(['state', 'heartbeat', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.equal(r.code, 0, r.output);
+  assert.ok(r.output.includes(`content:\n${file.trimEnd()}\n`), r.output);
+  assert.doesNotMatch(r.output, /\{ +"nodes"/, 'no collapsed JSON');
+});
+
+test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nested values as key=value; -o wide keeps them exact', { skip }, async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const disk = await runEstateInTerminal(['disk', '--limit', '3', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.match(disk.output, /│ \d+(s|m|h|d|mo|y) ago │/, disk.output);
+  assert.match(disk.output, /\d+(\.\d)? [GT]iB/);
+  assert.doesNotMatch(disk.output, /\d{4}-\d\d-\d\dT|\d{9,}/);
+  assert.match(disk.output, /^3 items {2}· {2}limit: 3$/m, 'the footer on the terminal');
+
+  const pulse = await runEstateInTerminal(['pulse', '--limit', '1', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.match(pulse.output, /disk=ok, forge=ok/);
+  assert.doesNotMatch(pulse.output, /\{"disk"/);
+
+  const trends = await runEstateInTerminal(['trends', 'latest', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.match(trends.output, /cpu_pct +│ \d+(\.\d)?% /);
+
+  const wide = await runEstateInTerminal(['disk', '--limit', '3', '-o', 'wide', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.match(wide.output, /2026-11-22T00:00:00\.000Z/);
+  assert.match(wide.output, /\d{9,}/, 'exact byte counts');
+});
+
+test('colour on a terminal only, and never with NO_COLOR', { skip }, async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const coloured = await runEstateInTerminal(['pulse', '--limit', '2', '--data-dir', dir]);
+  assert.match(coloured.output, /\x1b\[32mhealthy/);
+  const plain = await runEstateInTerminal(['pulse', '--limit', '2', '--data-dir', dir], { env: { NO_COLOR: '1' } });
+  assert.doesNotMatch(plain.output, /\x1b/);
+});
