@@ -55,6 +55,9 @@ function copyDocsAssets(into) {
   }
 }
 
+/** SPDX ids of public-domain dedications. */
+const PUBLIC_DOMAIN = new Set(['Unlicense', 'CC0-1.0']);
+
 /** The name, version and licence text of every npm package with a file in the bundle. */
 function thirdPartyLicenses(metafile) {
   const dirs = new Set();
@@ -67,6 +70,8 @@ function thirdPartyLicenses(metafile) {
   const sections = [...dirs].map((dir) => {
     const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
     const licenceFile = readdirSync(dir).find((f) => /^(licen[cs]e|copying)([-.][\w.-]+)?$/i.test(f));
+    // A public-domain dedication asks for no notice; such packages may ship no licence file (postgres).
+    if (!licenceFile && PUBLIC_DOMAIN.has(pkg.license)) return `${pkg.name} ${pkg.version} (${pkg.license})\n\nDedicated to the public domain; the package ships no licence file.\n`;
     if (!licenceFile) throw new Error(`${pkg.name} is bundled but ships no licence file`);
     return `${pkg.name} ${pkg.version} (${pkg.license})\n\n${readFileSync(path.join(dir, licenceFile), 'utf8').trim()}\n`;
   });

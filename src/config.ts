@@ -104,7 +104,31 @@ const serveSchema = z.strictObject({
   streams: workStreamsSchema.default(workStreamsSchema.parse({})),
 });
 
+/**
+ * `store`: `data-dir`, or a `postgres://` / `postgresql://` URL without a
+ * password (the password comes from PGPASSWORD or a PGPASSFILE, never from
+ * this file).
+ */
+const storeSpec = z
+  .string()
+  .max(2000)
+  .superRefine((spec, ctx) => {
+    if (spec === 'data-dir') return;
+    let url: URL | undefined;
+    try {
+      url = /^postgres(ql)?:\/\//i.test(spec) ? new URL(spec) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url) ctx.addIssue({ code: 'custom', message: 'use a postgres:// or postgresql:// URL, or data-dir' });
+    else if (url.password || /(^|&)password=/i.test(url.search.slice(1))) {
+      ctx.addIssue({ code: 'custom', message: 'the URL must not hold a password: set PGPASSWORD or use a PGPASSFILE' });
+    }
+  });
+
 export const configSchema = z.strictObject({
+  /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
+  store: storeSpec.optional(),
   node_name: z.string().min(1).max(200).optional(),
   forge: z
     .strictObject({
@@ -236,6 +260,19 @@ export interface Secrets {
 export function resolveSecrets(config: EstateConfig, env: NodeJS.ProcessEnv = process.env): Secrets {
   const name = config.forge?.token_env;
   return { forgeToken: (name && env[name]) || undefined };
+}
+
+/**
+ * The store to open: `--store`, else `ESTATE_STORE`, else the config's
+ * `store`; undefined for the data dir (the default).
+ */
+export function resolveStoreSpec(flag: string | undefined, config: EstateConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return flag || env.ESTATE_STORE || config.store || undefined;
+}
+
+/** `env`, or the process environment when it is not given (this module is its only reader). */
+export function environment(env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env ?? process.env;
 }
 
 /** The credential and address settings that come from the environment. */

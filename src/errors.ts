@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, exit: 2 },
   conflict: { status: 409, exit: 5 },
   payload_too_large: { status: 413, exit: 2 },
+  unsupported_media_type: { status: 415, exit: 2 },
   rate_limited: { status: 429, exit: 1 },
   internal: { status: 500, exit: 1 },
   bad_gateway: { status: 502, exit: 1 },

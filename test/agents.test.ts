@@ -77,7 +77,7 @@ test('an empty estate has no agents and an ok status; estate agents and status p
   const cli = await runEstate(['agents', '--json', '--data-dir', full]);
   assert.equal(cli.code, 0, cli.stderr);
   assert.deepEqual(cli.json.items.map((a: { name: string }) => a.name), ['ferry', 'scribe']);
-  const table = await runEstate(['status', '--data-dir', full]);
+  const table = await runEstate(['status', '-o', 'table', '--data-dir', full]);
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /status +│ degraded/);
 });

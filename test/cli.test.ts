@@ -88,13 +88,14 @@ test('usage errors exit 2 with one line; --help and --version exit 0', async (t)
   assert.match(help.stdout, /trends/);
 });
 
-test('tables print without colour codes off a TTY and with NO_COLOR', async (t) => {
+test('off a TTY, lists print as TSV without colour codes or footer', async (t) => {
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const r = await runEstate(['pulse', '--limit', '3', '--data-dir', dir]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /healthy/);
+  assert.match(r.stdout, /^ts\tstatus\tchecks\n.*\thealthy\t/);
   assert.equal(/\x1b\[/.test(r.stdout), false);
-  assert.match(r.stdout, /3 items/);
+  assert.equal(r.stdout.split('\n').length, 3 + 2, 'header, 3 rows, final newline');
+  assert.doesNotMatch(r.stdout, /3 items/);
 });
 
 test('--json output is the operation body, for every read command on the demo estate', async (t) => {

@@ -71,14 +71,14 @@ test('an unreadable keys.json is a 503 naming the credential store and the error
   assert.equal(ready.json.detail, 'not ready: credential_store failed (EACCES)');
 });
 
-test('a keys.json that is a folder is a 503 naming the credential store and the error code', async (t) => {
+test('a keys.json that is a folder is a 503 naming keys.json, and /readyz says it is refused', async (t) => {
   const dir = await tempDataDir(t);
   const server = await startServer(t, dir);
   await mkdir(path.join(dir, 'keys.json'));
   const r = await server.get('/trends', { 'X-API-Key': `est_0123456789ab_${'A'.repeat(32)}` });
   assert.equal(r.status, 503);
-  assert.match(r.json.detail, /^the credential store \(keys\.json\) cannot be read \(EISDIR\)/);
-  assert.equal((await server.get('/readyz')).json.detail, 'not ready: credential_store failed (EISDIR)');
+  assert.match(r.json.detail, /^keys\.json in the data dir is a folder, not a file/);
+  assert.equal((await server.get('/readyz')).json.detail, 'not ready: credential_store failed (refused: not a regular file)');
 });
 
 test('the CLI on a corrupt keys.json: keys list, create and revoke print one line naming the credential store and exit 1', async (t) => {

@@ -63,8 +63,8 @@ test('estate forge issues: a bad OWNER/REPO is a usage error (exit 2), a broken 
   }
   const repos = await runEstate(['repos', '--data-dir', dir]);
   assert.equal(repos.code, 0, repos.stderr);
-  assert.match(repos.stdout, /org\/repo-001 +│ ledger/);
-  assert.match(repos.stdout, /forge_error: the forge at .* is unreachable/);
+  assert.match(repos.stdout, /^org\/repo-001\tledger\t/m, 'piped: TSV');
+  assert.match(repos.stderr, /^estate: forge_error: the forge at .* is unreachable/m, 'the partial failure on stderr, not in the data');
 });
 
 test('the operations table accepts `owner/repo` CLI arguments only when both are path parameters', () => {

@@ -1,40 +1,48 @@
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runEstate } from './helpers/cli.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
+import { failOpens } from './helpers/fail-opens.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
-// Our failures (an unreadable log) answer exactly {"detail":"Internal Server
-// Error"}; the operator learns the cause from one log line with the request's
-// id, the error code and the file relative to the data dir: never a stack
-// trace, never the data dir's absolute path.
+// Our failures (a log the disk cannot read: EIO on its open, with the path in
+// the kernel's message) answer exactly {"detail":"Internal Server Error"};
+// the operator learns the cause from one log line with the request's id, the
+// error code and the file relative to the data dir (`<data dir>/…`): never a
+// stack trace, never the data dir's absolute path. (A folder or a link in a
+// file's place is no internal error but a clear 503: non-regular-files and
+// symlinks tests.)
+
+const PRELOAD = path.join(import.meta.dirname, 'helpers', 'fail-opens-preload.mjs');
 
 /** A stack frame (`    at fn (file:line)`) or a path outside the data dir's mark. */
 const STACK = /\n\s+at |\bat .*:\d+:\d+/;
 
-const cases: [string, (dir: string) => Promise<unknown>, string, string, RegExp][] = [
-  ['a log that is a directory', (dir) => replaceWithDir(dir, 'trends.jsonl'), 'GET', '/trends', /EISDIR/],
-  ['the newest record of a directory', (dir) => replaceWithDir(dir, 'disk.jsonl'), 'GET', '/disk/latest', /EISDIR/],
-  ['a pulse log that is a directory', (dir) => replaceWithDir(dir, 'health-pulse.jsonl'), 'GET', '/health/pulse', /EISDIR/],
-  ['a completion log that is a directory (read)', (dir) => replaceWithDir(dir, 'work/completions.jsonl'), 'GET', '/work/feed', /EISDIR/],
-  ['a completion log that is a directory (write)', (dir) => replaceWithDir(dir, 'work/completions.jsonl'), 'POST', '/work/complete', /EISDIR/],
+/** [case, the data file whose open fails with EIO, method, route]. */
+const cases: [string, string, string, string][] = [
+  ['a log that cannot be read', 'trends.jsonl', 'GET', '/trends'],
+  ['the newest record of a log that cannot be read', 'disk.jsonl', 'GET', '/disk/latest'],
+  ['a pulse log that cannot be read', 'health-pulse.jsonl', 'GET', '/health/pulse'],
+  ['a completion log that cannot be read (read)', 'work/completions.jsonl', 'GET', '/work/feed'],
+  ['a completion log that cannot be read (write)', 'work/completions.jsonl', 'POST', '/work/complete'],
 ];
 
-async function replaceWithDir(dir: string, file: string): Promise<void> {
-  await rm(path.join(dir, file), { force: true });
-  await mkdir(path.join(dir, file), { recursive: true });
+/** The cause as logged: the errno, and the file as `<data dir>/…`. */
+function causeOf(file: string): RegExp {
+  return new RegExp(`EIO: i/o error, open '<data dir>/${file.replaceAll('.', '\\.')}'`);
 }
 
 test('an internal error is {"detail":"Internal Server Error"} and one log line with the cause, no stack, no absolute path', async (t) => {
-  for (const [name, breakIt, method, route, cause] of cases) {
+  for (const [name, file, method, route] of cases) {
     await t.test(name, async (t) => {
       const dir = await tempDataDir(t, DEMO_FIXTURE);
       const key = await newKey(dir);
       const lines: Record<string, unknown>[] = [];
       const server = await startServer(t, dir, { log: (line) => lines.push(line) });
-      await breakIt(dir);
+      failOpens(t, 'EIO', `${path.sep}${file}`);
+      const cause = causeOf(file);
       const body = method === 'POST' ? { task_id: 'T-1', board: 'ops', assignee: 'a', title: 't' } : undefined;
       const r = await server.request(method, route, { headers: { 'X-API-Key': key }, body });
       assert.equal(r.status, 500);
@@ -73,24 +81,24 @@ test('an error detail that names a file in the data dir says <data dir>, not whe
 
 test('public pages and aggregates say which source failed by its error code, never by its path', async (t) => {
   const dir = await tempDataDir(t, DEMO_FIXTURE);
-  await replaceWithDir(dir, 'health-pulse.jsonl');
-  await replaceWithDir(dir, 'work/completions.jsonl');
   const key = await newKey(dir);
   const server = await startServer(t, dir);
+  failOpens(t, 'EIO', `${path.sep}health-pulse.jsonl`);
+  failOpens(t, 'EIO', `${path.sep}completions.jsonl`);
   for (const route of ['/status', '/summary', '/api/garden', '/estate/agents', '/estate/status', '/health']) {
     const r = await server.get(route, { 'X-API-Key': key });
     assert.ok(r.status === 200 || r.text === '{"detail":"Internal Server Error"}', `${route}: ${r.status} ${r.text.slice(0, 200)}`);
     assert.ok(!r.text.includes(dir), `${route} shows the data dir: ${r.text.slice(0, 300)}`);
   }
-  assert.match((await server.get('/status')).text, /unavailable: cannot read source: EISDIR/);
+  assert.match((await server.get('/status')).text, /unavailable: cannot read source: EIO/);
 });
 
 test('the CLI reports an internal error as one line without a stack (unless --debug)', async (t) => {
   const dir = await tempDataDir(t, DEMO_FIXTURE);
-  await replaceWithDir(dir, 'trends.jsonl');
-  const r = await runEstate(['trends', '--data-dir', dir]);
+  const env = { NODE_OPTIONS: `--import=${PRELOAD}`, ESTATE_TEST_FAIL_OPEN: 'EIO:trends.jsonl' };
+  const r = await runEstate(['trends', '--data-dir', dir], { env });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /^estate: [^\n]*EISDIR[^\n]*\n$/);
-  const debug = await runEstate(['trends', '--data-dir', dir, '--debug']);
+  assert.match(r.stderr, /^estate: [^\n]*EIO[^\n]*\n$/);
+  const debug = await runEstate(['trends', '--data-dir', dir, '--debug'], { env });
   assert.match(debug.stderr, STACK, '--debug adds the stack');
 });

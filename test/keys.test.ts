@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { writeFileAtomic } from '../src/core/atomic-write.ts';
-import { createKey, listKeys, readKeys } from '../src/core/keys/key-store.ts';
+import { createKey, listKeys, readKeys, touchKey } from '../src/core/keys/key-store.ts';
 import { UsageRecorder } from '../src/core/keys/usage-recorder.ts';
 import { WatchedFile } from '../src/core/keys/watched-file.ts';
 import { runEstate } from './helpers/cli.ts';
@@ -129,7 +129,7 @@ test('UsageRecorder writes at most once a minute per key and never loses a revoc
   const dir = await tempDataDir(t);
   const { info: a } = await createKey(dir, { userId: 'alice' });
   const { info: b } = await createKey(dir, { userId: 'bob' });
-  const recorder = new UsageRecorder(dir);
+  const recorder = new UsageRecorder((keyId, at) => touchKey(dir, keyId, at));
   const t0 = new Date('2026-11-01T10:00:00.000Z');
   const at = (s: number) => new Date(t0.getTime() + s * 1000);
   const record = (id: string) => readKeys(dir).find((k) => k.key_id === id);

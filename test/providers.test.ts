@@ -100,8 +100,8 @@ test('estate providers prints a table, and --json the route\'s body shape', asyn
   });
   const table = await runEstate(['providers', '--data-dir', dir]);
   assert.equal(table.code, 0, table.stderr);
-  assert.match(table.stdout, /local-llm +│ true +│ 200/);
-  assert.match(table.stdout, /gone +│ false +│ - .*unreachable: connect ECONNREFUSED/);
+  assert.match(table.stdout, /^local-llm\ttrue\t200\t/m, 'piped: TSV');
+  assert.match(table.stdout, /^gone\tfalse\t\t.*unreachable: connect ECONNREFUSED/m);
   const json = await runEstate(['providers', '--json', '--data-dir', dir]);
   assert.equal(json.code, 0, json.stderr);
   assert.deepEqual(json.json.items.map((i: { name: string; reachable: boolean }) => [i.name, i.reachable]), [['local-llm', true], ['gone', false]]);

@@ -80,6 +80,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   errors?: number[];
   /** Other success statuses the handler answers with `reply()`, with the same body schema (200 on an identical replay of a 201 route). */
   replies?: number[];
+  /** A 201 answer's `Location`: where the created resource is read back (a path of this API). */
+  location?: (output: z.output<O>) => string;
   /** `text/html` routes return a string. */
   produces?: 'application/json' | 'text/html';
   /** Asks external sources or gathers many: the server runs few at once (serve.expensive_routes) and refuses the excess with 503. */
@@ -105,6 +107,7 @@ export interface Operation {
   status: number;
   errors: number[];
   replies: number[];
+  location: ((output: unknown) => string) | undefined;
   produces: 'application/json' | 'text/html';
   expensive: boolean;
   rateLimited: boolean;
@@ -144,6 +147,7 @@ export function defineOperation<
     // Load shedding is part of the contract: 503 when too many expensive calls wait, 429 over the rate limit.
     errors: [...new Set([...(spec.errors ?? []), ...(spec.expensive ? [503] : []), ...((spec.rateLimited ?? true) ? [429] : [])])],
     replies: spec.replies ?? [],
+    location: spec.location as Operation['location'],
     produces: spec.produces ?? 'application/json',
     expensive: spec.expensive ?? false,
     rateLimited: spec.rateLimited ?? true,

@@ -13,12 +13,15 @@ export type JsonObject = { [key: string]: unknown };
 
 export interface OpenApiDocument {
   openapi: string;
-  info: { title: string; version: string; description: string };
+  info: { title: string; version: string; description: string; license: { name: string; identifier: string } };
+  servers: { url: string; description: string }[];
   tags: { name: string; description?: string }[];
   paths: Record<string, Record<string, JsonObject>>;
   components: {
     schemas: Record<string, JsonObject>;
     responses: Record<string, JsonObject>;
+    parameters: Record<string, JsonObject>;
+    headers: Record<string, JsonObject>;
     securitySchemes: Record<string, JsonObject>;
   };
 }
@@ -44,6 +47,8 @@ export interface RouteDoc {
 type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'scope' | 'summary' | 'description' | 'tag' | 'input' | 'status' | 'errors' | 'replies'> & {
   output: z.ZodType | undefined;
   produces: string;
+  /** The 201 answer carries a `Location` header. */
+  locates?: boolean;
 };
 
 function describedRoute(route: RouteDoc): Described {
@@ -54,18 +59,37 @@ function describedRoute(route: RouteDoc): Described {
     input: { path: undefined, query: route.query, body: undefined },
     output: undefined,
     status: 200,
-    errors: route.errors ?? [],
+    // Every route outside the table is charged to the client's rate limit too.
+    errors: [...new Set([...(route.errors ?? []), 429])],
     replies: [],
   };
 }
 
+const PRECEDENCE =
+  'When a request carries several credentials, only the first present of `X-API-Key`, `Authorization: Bearer`, `?api_key=` is read, valid or not. ' +
+  'The scope an operation needs (`read` or `write`) is listed in its security requirements and in `x-required-scope`.';
+
 const SECURITY_SCHEMES = {
-  ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from `estate keys create` (or `ESTATE_API_KEY`).' },
-  ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'The same API key as a query parameter.' },
-  BearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token from `estate token create`, or an API key.' },
+  ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: `An API key from \`estate keys create\` (or \`ESTATE_API_KEY\`), or an access token. Read first. ${PRECEDENCE}` },
+  ApiKeyQuery: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'api_key',
+    description: `The same API key as a query parameter; read only when neither header is sent, and an invalid credential when sent more than once. ${PRECEDENCE}`,
+  },
+  BearerAuth: { type: 'http', scheme: 'bearer', description: `An access token from \`estate token create\`, or an API key; read when \`X-API-Key\` is absent. ${PRECEDENCE}` },
 } as const;
 
-const CREDENTIALS = Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [] as string[] }));
+/**
+ * The security requirements of a route: any one carrier, each naming the
+ * route's scope (OpenAPI 3.1 lets a non-OAuth scheme list the roles it needs),
+ * plus `{}` (anonymous) exactly where the router lets a call without a credential through.
+ */
+function securityOf(op: Described): JsonObject[] {
+  if (op.access === 'public') return [];
+  const any = Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [op.scope] }));
+  return needsCredential(op) ? any : [...any, {}];
+}
 
 const ERROR_SCHEMAS: Record<string, JsonObject> = {
   ErrorResponse: {
@@ -95,37 +119,123 @@ const ERROR_SCHEMAS: Record<string, JsonObject> = {
   },
 };
 
+/** Response headers, each a shared header in `components.headers`. */
+const HEADERS: Record<string, JsonObject> = {
+  XRequestId: {
+    description: 'The request\'s id, on every answer: the `X-Request-Id` the client sent when it is 1–128 characters of `[A-Za-z0-9._-]`, else a new UUID. The access log line carries it.',
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  ETag: {
+    description: 'A strong validator of the answer\'s bytes: send it back in `If-None-Match` to get **304** while the answer is unchanged.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before trying again. Always sent with 429; with 503 when the server sheds load (too many expensive calls or unread answers), not when a source is missing.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  Allow: { description: 'The methods the path answers, e.g. `GET, HEAD`.', required: true, schema: { type: 'string' } },
+  Location: { description: 'Where the created resource can be read back (a path relative to the server).', required: true, schema: { type: 'string' } },
+};
+
+/** A header of `components.headers` under its HTTP name. */
+const header = (name: keyof typeof HEADERS & string): JsonObject => ({ $ref: `#/components/headers/${name}` });
+
+const REQUEST_ID = { 'X-Request-Id': header('XRequestId') };
+
 /** Error statuses, each a shared response in `components.responses`. */
-const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
+const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: Record<string, JsonObject> }> = {
   400: { name: 'BadRequest', description: 'Bad request.' },
-  403: { name: 'Forbidden', description: 'Missing or invalid credential (checked before the input).' },
-  404: { name: 'NotFound', description: 'Not found.' },
+  403: {
+    name: 'Forbidden',
+    description: 'Missing or invalid credential, or one without the scope the route needs (`x-required-scope`); checked before the input is read.',
+  },
+  404: { name: 'NotFound', description: 'Not found; also the answer, `{"detail":"Not Found"}`, to any path the API does not have.' },
+  405: { name: 'MethodNotAllowed', description: 'The path exists but not with this method; `Allow` lists the methods it answers.', headers: { Allow: header('Allow') } },
   409: { name: 'Conflict', description: 'Conflicts with a stored record: the same key was sent before with different fields.' },
   413: { name: 'PayloadTooLarge', description: 'The request body is larger than 1 MiB, or a part of it is larger than its documented limit (a training run\'s `params`).' },
-  422: { name: 'UnprocessableEntity', description: 'Validation error: invalid parameters or body.' },
-  429: { name: 'TooManyRequests', description: 'Too many requests.' },
+  415: { name: 'UnsupportedMediaType', description: 'The request has a body whose `Content-Type` is not `application/json` (or a `+json` type), or none; checked before the body is read.' },
+  422: {
+    name: 'UnprocessableEntity',
+    description: 'Validation error: invalid parameters or body, or a query parameter sent more than once (`type: "repeated_parameter"` at its `loc`).',
+  },
+  429: { name: 'TooManyRequests', description: 'Over the client\'s request rate (its credential\'s, else its address\'s).', headers: { 'Retry-After': header('RetryAfter') } },
   500: { name: 'InternalServerError', description: 'Internal server error.' },
   502: { name: 'BadGateway', description: 'An upstream source (the forge, a provider) failed or answered badly.' },
-  503: { name: 'ServiceUnavailable', description: 'The source this route needs is not configured or not available.' },
+  503: {
+    name: 'ServiceUnavailable',
+    description: 'The source this route needs is not configured or not available, or the server is shedding load (then with `Retry-After`).',
+    headers: { 'Retry-After': header('RetryAfter') },
+  },
   504: { name: 'GatewayTimeout', description: 'An upstream source did not answer in time.' },
   507: { name: 'InsufficientStorage', description: 'The data dir has no room to store the record.' },
 };
 
+/** Answered to any request, whatever the route: listed once, in `components.responses`, and in the description. */
+const ALWAYS_LISTED = [404, 405];
+
+/** `If-None-Match` on the routes that send an ETag. */
+const PARAMETERS: Record<string, JsonObject> = {
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'The `ETag` of an answer the client holds: **304** with no body while the answer is still the same.',
+    schema: { type: 'string' },
+  },
+};
+
+/** One sentence a reader of the rendered docs wants above each group of operations. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  system: 'Metadata, liveness and readiness probes and the live health of this server.',
+  trends: 'Trend data points from the trend log, as stored.',
+  disk: 'Disk snapshots from the disk snapshot log, as stored.',
+  health: 'The health pulse log and the overall status it gives.',
+  builds: 'Build digests: totals and success rates over a window of days, overall and by project.',
+  events: 'Estate events derived from the heartbeat and scoreboard state files.',
+  state: 'The estate\'s state files (scoreboard, heartbeat, estate map), parsed or as text.',
+  training: 'Training runs, each visible only to the user whose credential created it.',
+  stats: 'Site statistics printed by the configured statistics command.',
+  providers: 'Reachability of the configured language-model providers.',
+  forge: 'Repositories and issues of the forge, and the repository ledger.',
+  summary: 'One answer that gathers every data source, each in its own section.',
+  estate: 'The estate dashboard\'s views: agents, activity and the node\'s status card.',
+  garden: 'The garden feed: published writings, the estate pulse and identity.',
+  work: 'Kanban task completions: recording them, the feed, its live stream and page.',
+  publishing: 'Published pieces: registering them and listing them by site, type or recency.',
+};
+
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' };
+
+/** The routes whose 200 answers carry an ETag (sendJson): JSON reads. */
+function sendsEtag(op: Pick<Described, 'method' | 'produces' | 'output'>): boolean {
+  return op.method === 'GET' && op.produces === 'application/json' && op.output !== undefined;
+}
 
 const DESCRIPTION = `The estate operations API: trends, disk, health, builds, events, state files,
 publishing and work feeds, external sources and training runs of one estate.
 
 **Credentials.** Protected routes take any one of \`X-API-Key: KEY\`,
 \`Authorization: Bearer TOKEN\` (an access token or an API key) or \`?api_key=KEY\`;
-a missing or invalid credential is **403**, checked before the input.
-Public routes need none. Reading training runs takes an optional credential, which decides the user
+a missing or invalid credential, or one without the route's scope (\`read\` for reads, \`write\` for writes,
+listed in each operation's security requirements and \`x-required-scope\`), is **403**, checked before the input.
+When several are sent, only the first present in that order is read, valid or not; \`api_key\` sent twice is invalid.
+Public routes need none and ignore one that is sent. Reading training runs takes an optional credential, which decides the user
 (without one: \`GET /training/runs\` is \`[]\` and every run is 404); starting or deleting a run needs one.
+
+**Requests.** A body must be JSON sent as \`Content-Type: application/json\`, else **415**. A query parameter
+sent twice (\`limit=1&limit=2\`) is **422** at its \`loc\`; parameters a route does not take are ignored.
 
 **Errors** are JSON \`{"detail": "..."}\`; a **422** carries \`{"detail": [{"loc", "msg", "type"}]}\`
 (HTTPValidationError). Besides the responses listed per route, every path answers
 **404** \`{"detail":"Not Found"}\` when it is unknown and **405** with an \`Allow\` header
-for a known path with another method. \`HEAD\` works wherever \`GET\` does.
+for a known path with another method (\`components.responses\` NotFound and MethodNotAllowed).
+Every answer carries \`X-Request-Id\`; **429** and load-shedding **503** carry \`Retry-After\`.
+\`HEAD\` works wherever \`GET\` does.
+
+**Caching.** JSON reads answer with a strong \`ETag\`; sent back in \`If-None-Match\`, it gets **304** with no body
+while the answer is unchanged.
 
 **Lists** are \`{"items": [...], "count": N, ...}\`, newest first; \`GET /training/runs\` is a bare array.`;
 
@@ -194,34 +304,44 @@ function errorResponse(status: number, used: Set<number>): JsonObject {
   const known = ERROR_RESPONSES[status];
   used.add(status);
   if (known) return { $ref: `#/components/responses/${known.name}` };
-  return { description: `Error ${status}.`, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } };
+  return { description: `Error ${status}.`, headers: REQUEST_ID, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } };
 }
 
 function successResponse(op: Described, status: number, defs: Record<string, JsonObject>): JsonObject {
   const description = SUCCESS_TEXT[status] ?? 'Success';
-  if (status === 204) return { description };
-  if (op.produces !== 'application/json' || !op.output) return { description, content: { [op.produces]: { schema: { type: 'string' } } } };
-  return { description, content: { 'application/json': { schema: toSchema(op.output, 'output', defs) } } };
+  const headers: Record<string, JsonObject> = { ...REQUEST_ID };
+  if (status === 200 && sendsEtag(op)) headers.ETag = header('ETag');
+  if (status === 201 && op.locates) headers.Location = header('Location');
+  if (status === 204) return { description, headers };
+  if (op.produces !== 'application/json' || !op.output) return { description, headers, content: { [op.produces]: { schema: { type: 'string' } } } };
+  return { description, headers, content: { 'application/json': { schema: toSchema(op.output, 'output', defs) } } };
 }
+
+const NOT_MODIFIED: JsonObject = {
+  description: 'Not Modified: the answer is still the one of the `If-None-Match` tag; no body.',
+  headers: { ETag: header('ETag'), ...REQUEST_ID },
+};
 
 function operationObject(op: Described, defs: Record<string, JsonObject>, used: Set<number>): JsonObject {
   const object: JsonObject = { operationId: operationId(op), tags: [op.tag], summary: op.summary };
   if (op.description) object.description = op.description;
   const params = parameters(op, defs);
+  if (sendsEtag(op)) params.push({ $ref: '#/components/parameters/IfNoneMatch' });
   if (params.length) object.parameters = params;
   if (op.input.body) {
     object.requestBody = { required: true, content: { 'application/json': { schema: toSchema(op.input.body, 'input', defs) } } };
   }
   const responses: Record<string, JsonObject> = {};
   for (const status of [op.status, ...op.replies]) responses[String(status)] = successResponse(op, status, defs);
+  if (sendsEtag(op)) responses['304'] = { $ref: '#/components/responses/NotModified' };
   const errors = new Set(op.errors);
   if (op.access !== 'public') errors.add(403);
-  if (op.input.body) errors.add(413);
+  if (op.input.body) errors.add(413).add(415);
   if (op.input.path || op.input.query || op.input.body) errors.add(422);
   for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, used);
   object.responses = responses;
-  // `{}` (anonymous allowed) exactly where the router lets a call without a credential through.
-  object.security = op.access === 'public' ? [] : needsCredential(op) ? structuredClone(CREDENTIALS) : [...structuredClone(CREDENTIALS), {}];
+  object.security = securityOf(op);
+  if (op.access !== 'public') object['x-required-scope'] = op.scope;
   return object;
 }
 
@@ -240,23 +360,33 @@ export function buildOpenApi(operations: readonly Operation[], routes: readonly 
   const paths: OpenApiDocument['paths'] = {};
   const tags: string[] = [];
   const used = new Set<number>();
-  for (const op of [...operations, ...routes.map(describedRoute)]) {
+  for (const op of [...operations.map((o) => ({ ...o, locates: o.location !== undefined })), ...routes.map(describedRoute)]) {
     (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op, schemas, used);
     if (!tags.includes(op.tag)) tags.push(op.tag);
   }
   const responses: Record<string, JsonObject> = {};
-  for (const status of [...used].sort((a, b) => a - b)) {
+  const etags = Object.values(paths).some((item) => Object.values(item).some((o) => (o.responses as JsonObject)['304'] !== undefined));
+  if (etags) responses.NotModified = structuredClone(NOT_MODIFIED);
+  for (const status of [...new Set([...used, ...ALWAYS_LISTED])].sort((a, b) => a - b)) {
     const known = ERROR_RESPONSES[status];
     if (!known) continue;
     const { name, description } = known;
     const schema = status === 422 ? 'HTTPValidationError' : 'ErrorResponse';
-    responses[name] = { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
+    responses[name] = { description, headers: { ...known.headers, ...REQUEST_ID }, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'estate', version: API_VERSION, description: DESCRIPTION },
-    tags: tags.map((name) => ({ name })),
+    info: { title: 'estate', version: API_VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+    // Relative: the server the document was fetched from, whatever address or proxy prefix-free host it was reached by.
+    servers: [{ url: '/', description: 'The estate server that serves this document.' }],
+    tags: tags.map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
     paths,
-    components: { schemas, responses, securitySchemes: structuredClone(SECURITY_SCHEMES) },
+    components: {
+      schemas,
+      responses,
+      parameters: etags ? structuredClone(PARAMETERS) : {},
+      headers: structuredClone(HEADERS),
+      securitySchemes: structuredClone(SECURITY_SCHEMES),
+    },
   };
 }

@@ -9,6 +9,28 @@ export interface RawInput {
   query?: Record<string, string | undefined>;
   /** The decoded JSON body, if the route takes one. */
   body?: unknown;
+  /** Query parameters sent more than once (HTTP): each one the route takes is a 422 at its loc. */
+  repeated?: readonly string[];
+}
+
+/** The names that occur more than once in `params`, each once. */
+export function repeatedNames(params: URLSearchParams): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const name of params.keys()) (seen.has(name) ? repeated : seen).add(name);
+  return [...repeated];
+}
+
+/**
+ * A 422 issue for each parameter of `schema` that was sent more than once
+ * (`limit=1&limit=2`): which value was meant is not for the server to guess.
+ * Parameters the route does not take (`api_key`) are not checked.
+ */
+export function repeatedParamIssues(schema: z.ZodObject | undefined, repeated: readonly string[] | undefined): ValidationIssue[] {
+  if (!schema || !repeated?.length) return [];
+  return repeated
+    .filter((name) => Object.hasOwn(schema.shape, name))
+    .map((name) => ({ loc: ['query', name], msg: 'Expected one value, got several: send the parameter once', type: 'repeated_parameter' }));
 }
 
 type Erased = OperationInput<z.ZodObject, z.ZodObject, z.ZodObject>;
@@ -29,7 +51,9 @@ export function parseInput(op: Operation, raw: RawInput): Erased {
     return {};
   };
   const path = parse('path', op.input.path, raw.path ?? {});
+  const repeated = repeatedParamIssues(op.input.query, raw.repeated);
   const query = parse('query', op.input.query, op.input.query ? coerceQuery(op.input.query, raw.query ?? {}) : {});
+  issues.push(...repeated.filter((r) => !issues.some((i) => i.loc[0] === 'query' && i.loc[1] === r.loc[1])));
   let body: Record<string, unknown> = {};
   if (op.input.body) {
     if (raw.body === undefined) {

@@ -10,13 +10,15 @@ export function storedRecord<S extends z.core.$ZodLooseShape>(shape: S, descript
 
 export const anyRecord = z.looseObject({}).meta({ description: 'A JSON object, returned as stored.' });
 
-export function page<T extends z.ZodType>(item: T) {
-  return z.object({
+/** A page of `item`; `id` names it in the OpenAPI document (`TrendPointPage`). */
+export function page<T extends z.ZodType>(item: T, id?: string) {
+  const schema = z.object({
     items: z.array(item),
     count: z.int().min(0),
     limit: z.int().min(1),
     skipped_lines: z.int().min(0).meta({ description: 'Lines passed over while reading this page because they were not JSON objects.' }),
   });
+  return id === undefined ? schema : schema.meta({ id });
 }
 
 /** A `limit` query parameter: integer in [1, max], with a default. */
@@ -29,6 +31,16 @@ export function limitParam(defaultValue: number, max: number, what = 'records') 
     .meta({ description: `How many ${what} to return (1–${max}).` });
 }
 
-export const isoTime = z.string().meta({ description: 'ISO 8601 time, UTC.', examples: ['2026-11-21T13:05:00.000Z'] });
+/** A time estate itself produces: always ISO 8601 in UTC, so `format: date-time` (an annotation; the output check does not parse it). */
+export function dateTime(description = 'ISO 8601 time, UTC.') {
+  return z.string().meta({ format: 'date-time', description, examples: ['2026-11-21T13:05:00.000Z'] });
+}
+
+/** A time estate passes through from a record it did not write (a log line, the forge): no format is promised. */
+export function storedTime(what = 'As stored') {
+  return z.string().meta({ description: `${what}: ISO 8601 when its writer followed the format; estate passes it through without checking it.` });
+}
+
+export const isoTime = dateTime();
 
 export const noInput = z.object({});

@@ -31,6 +31,11 @@ export function lineField(max: number, description: string) {
   return z.string().min(1).max(max).regex(ONE_LINE).meta({ description });
 }
 
+/** An optional non-empty one-line text of at most `max` characters. */
+export function optionalLineField(max: number, description: string) {
+  return z.string().min(1).max(max).regex(ONE_LINE).optional().meta({ description });
+}
+
 /** An optional text of at most `max` characters, line breaks and tabs allowed (null counts as absent). */
 export function optionalTextField(max: number, description: string) {
   return z.string().max(max).regex(MULTI_LINE).nullish().meta({ description });

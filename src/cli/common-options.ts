@@ -9,6 +9,8 @@ import { resolveTarget } from './resolve-target.ts';
 export interface CommonOptions {
   dataDir?: string;
   config?: string;
+  /** `--store`: see resolveStoreSpec in config.ts. */
+  store?: string;
   /** `true` for `--json`, the field list for `--json FIELDS` (output/output-options.ts). */
   json?: boolean | string;
   output?: Format;
@@ -22,7 +24,8 @@ export interface CommonOptions {
 export function addDataDirOptions(cmd: Command): Command {
   return cmd
     .option('--data-dir <dir>', 'the data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
-    .option('--config <file>', 'the config file (default: estate.config.json in the data dir)');
+    .option('--config <file>', 'the config file (default: estate.config.json in the data dir)')
+    .option('--store <url>', 'where estate keeps what it writes: a postgres:// URL, or data-dir (default: $ESTATE_STORE, else the config\'s store, else the data dir)');
 }
 
 /** Options every operation command takes. */
@@ -34,11 +37,24 @@ export function addCommonOptions(cmd: Command): Command {
   return cmd.addOption(new Option('--debug', 'print stack traces of errors').hideHelp(false));
 }
 
-/** The local data dir and config, checked: a missing data dir is a usage error (exit 2). */
+/**
+ * The local data dir, config and store, checked: a missing data dir is a
+ * usage error (exit 2). The caller closes `ctx.store` when done.
+ */
 export function localContext(options: CommonOptions, io: CliIO): EstateContext {
   const dataDir = resolveDataDir(options.dataDir, io.env);
   assertDataDir(dataDir);
-  return createContext(dataDir, loadConfig(dataDir, options.config));
+  return createContext(dataDir, loadConfig(dataDir, options.config), undefined, options.store);
+}
+
+/** Runs `fn` with a local context (see localContext), closing its store afterwards. */
+export async function withLocalContext<T>(options: CommonOptions, io: CliIO, fn: (ctx: EstateContext) => Promise<T>): Promise<T> {
+  const ctx = localContext(options, io);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.store.close();
+  }
 }
 
 /** The server to call and its credential when remote mode is asked for (flags, environment or a context: see resolveTarget), else undefined. */

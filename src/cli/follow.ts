@@ -5,6 +5,8 @@ import { DEFAULT_MAX_ANSWER_BYTES } from '../config.ts';
 import { EstateError, type ErrorCode } from '../errors.ts';
 import type { CliIO } from './io.ts';
 import type { CommandExtension, CommandRun } from './operation-commands.ts';
+import { chooseOutput, type OutputOptions } from './output/output-options.ts';
+import { selectFields } from './output/select-fields.ts';
 import type { RemoteTarget } from './remote-call.ts';
 import { readAnswer, refuseRedirect } from './remote-answer.ts';
 import { escapeControls } from './safe-text.ts';
@@ -20,13 +22,19 @@ const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 403: 'forbidd
  * `estate work feed --follow`: prints the feed as lines, oldest first, then
  * appends each new completion as it is recorded (of `--board` only, with
  * it), until SIGINT or SIGTERM: one order, newest at the bottom. With
- * `--json`, one JSON object per line (NDJSON) and nothing else on stdout. Locally it watches the
+ * `--json`, one JSON object per line (NDJSON) and nothing else on stdout.
+ * Locally it watches the
  * log; with --url it reads the server's /work/stream, resuming after the last
  * completion seen when the connection drops. Nothing recorded between the
  * feed and the follow is missed: both continue from the feed's newest item.
  */
 export function followExtension(io: CliIO): CommandExtension {
-  const printer = (run: CommandRun) => (record: JsonRecord) => io.stdout(run.options.json ? `${JSON.stringify(record)}\n` : `${completionLine(record)}\n`);
+  // JSON output (--json, --json FIELDS, -o json): one object per line; else one completionLine each.
+  const printer = (run: CommandRun) => {
+    const out = chooseOutput(run.options as OutputOptions, io.isTTY);
+    const json = (r: JsonRecord) => JSON.stringify(out.fields ? selectFields(r, out.fields) : r);
+    return (record: JsonRecord) => io.stdout(`${out.format === 'json' ? json(record) : completionLine(record)}\n`);
+  };
   return {
     options: [
       new Option('--follow', 'print the feed oldest first, then each new completion as it arrives, until interrupted (one JSON object per line with --json)'),
@@ -59,23 +67,17 @@ export function completionLine(c: JsonRecord): string {
 }
 
 async function followLocal(ctx: EstateContext, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
-  const log = ctx.logs.completions;
-  // The feed already caught the index up: what the index learns from here on is new.
-  const unsubscribe = log.subscribe((records) => {
+  const completions = ctx.store.completions;
+  const report = (err: unknown) => io.stderr(`estate: ${escapeControls(`following the completions in the ${ctx.store.describe()}: ${(err as Error).message}`)}\n`);
+  // The feed already caught up: what the subscription delivers from here on is new.
+  const unsubscribe = await completions.subscribe((records) => {
     for (const r of records) if (board === undefined || r.board === board) print(r);
-  });
-  const refresh = () => void log.refresh().catch((err: unknown) => io.stderr(`estate: ${escapeControls(`cannot read ${log.file}: ${(err as Error).message}`)}\n`));
-  const { watchLog } = await import('../core/watch-log.ts'); // chokidar loads only with --follow
-  const watcher = await watchLog(log.file, refresh, (err) => io.stderr(`estate: ${escapeControls(`watching ${log.file}: ${(err as Error).message}`)}\n`));
-  // A fallback for changes a watcher misses (network file systems).
-  const poll = setInterval(refresh, 5000);
+  }, report);
   try {
-    await log.refresh();
+    await completions.refresh();
     await io.stopSignal;
   } finally {
-    clearInterval(poll);
-    unsubscribe();
-    await watcher.close();
+    await unsubscribe();
   }
 }
 

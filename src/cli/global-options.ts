@@ -1,37 +1,29 @@
-import type { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { EstateError } from '../errors.ts';
-
-/** The common options, also accepted before the command (`estate --data-dir X trends`). */
-const GLOBAL_OPTIONS: readonly [flags: string, description: string][] = [
-  ['--data-dir <dir>', 'the data directory, for the commands that read one'],
-  ['--config <file>', 'the config file, for the commands that read one'],
-  ['--url <url>', 'call this estate server instead of the local data dir'],
-  ['--api-key <key>', 'credential for the server'],
-  ['--context <name>', 'call the server of this context (see estate context)'],
-  ['--json', 'print JSON'],
-  ['--debug', 'print stack traces of errors'],
-];
+import { addCommonOptions } from './common-options.ts';
 
 /**
- * Accepts the common options before the command name too. The root parses
- * them up to the command name (enablePositionalOptions), and before the
- * command runs they are handed to it: a value given after the command name
- * wins, and an option the command does not take is a usage error (exit 2)
- * rather than silently dropped.
+ * Accepts the common options (addCommonOptions) before the command name too
+ * (`estate --data-dir X trends`). The root parses them up to the command
+ * name (enablePositionalOptions), and before the command runs they are
+ * handed to it: a value given after the command name wins, and an option
+ * the command does not take is a usage error (exit 2), never dropped.
  */
 export function addGlobalOptions(program: Command): void {
-  for (const [flags, description] of GLOBAL_OPTIONS) program.option(flags, description);
+  // The same options, in the same words, as every operation command has.
+  for (const o of addCommonOptions(new Command()).options) program.addOption(new Option(o.flags, o.description));
   program.hook('preAction', (root, action) => {
     if (action === root) return;
     for (const [key, value] of Object.entries(root.opts())) {
-      if (value === undefined) continue;
+      // Only what was typed: not the defaults (`--no-headers` makes `headers: true` one).
+      if (value === undefined || root.getOptionValueSource(key) !== 'cli') continue;
       const option = action.options.find((o) => o.attributeName() === key);
       if (!option) {
         if (key === 'debug') continue;
         const flag = root.options.find((o) => o.attributeName() === key)?.long ?? key;
         throw new EstateError('usage', `${flag} does not apply to estate ${commandPath(action)}`);
       }
-      if (action.getOptionValue(key) === undefined) action.setOptionValueWithSource(key, value, 'cli');
+      if (action.getOptionValueSource(key) !== 'cli') action.setOptionValueWithSource(key, value, 'cli');
     }
   });
 }

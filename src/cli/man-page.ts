@@ -49,6 +49,8 @@ const ENVIRONMENT: [string, string][] = [
   ['XDG_DATA_HOME', 'Without --data-dir and ESTATE_DATA_DIR the data directory is $XDG_DATA_HOME/estate (default ~/.local/share/estate).'],
   ['ESTATE_URL', 'Call this estate server instead of the local data directory, as with --url.'],
   ['ESTATE_API_KEY', 'The credential for remote calls, as with --api-key; `estate serve` also accepts it as an API key of user "operator".'],
+  ['ESTATE_CONTEXT', 'Call the server of this context of the contexts file, as with --context. Flags beat the environment, which beats the contexts file; ESTATE_URL with ESTATE_CONTEXT or ESTATE_DATA_DIR is a usage error.'],
+  ['XDG_CONFIG_HOME', 'The contexts file is $XDG_CONFIG_HOME/estate/contexts.json (default ~/.config/estate/contexts.json).'],
   ['ESTATE_MAX_ANSWER_BYTES', 'The most bytes read of a remote server\'s answer, or of one event of its stream (default 67108864); past it the command fails with exit 1. Redirects are never followed in remote calls.'],
   ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
   ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],
@@ -70,11 +72,16 @@ const FILES: [string, string][] = [
   ['token-secret', 'The secret that signs access tokens, mode 0600, created by the first `estate token create`.'],
 ];
 
+const CONTEXTS_FILE_TEXT =
+  'Default ~/.config/estate/contexts.json: {"current": NAME, "contexts": {NAME: {"url", and one of "api_key_env", "api_key_file", "api_key"}}}, written with mode 0600. Refused when others may write it, or read it while it names a credential.';
+
 const EXIT_STATUS: [string, string][] = [
   ['0', 'Success.'],
   ['1', 'Failure: I/O error, remote error, unreachable source.'],
   ['2', 'Invalid usage or input (the same messages as the HTTP 422 details), or a missing data directory.'],
   ['3', 'Not found.'],
+  ['4', 'A credential missing or refused (HTTP 403).'],
+  ['5', 'A conflicting write (HTTP 409): the record exists with other fields.'],
 ];
 
 /**
@@ -117,6 +124,8 @@ export function renderManPage(program: Command): string {
     esc('Its data lives in a data directory of append-only JSONL logs and JSON state files (see FILES). Every read command mirrors an HTTP route: it prints a table on a terminal, or with --json the exact body the route returns. With --url (or ESTATE_URL) and a credential (--api-key or ESTATE_API_KEY) a command calls that server instead of reading the local data directory, with the same output.'),
     '.PP',
     esc('Errors go to standard error as one line, without a stack trace unless --debug is given.'),
+    '.PP',
+    esc('Shell completion for bash, zsh and fish comes from the same command tree as this page: `estate completion bash` prints a script to source (see estate completion below); it completes commands, options and the state file names of the data directory.'),
     '.SH OPTIONS',
     ...tagged(help.visibleOptions(program).map((o) => [term(o.flags), o.description])),
     '.SH COMMANDS',
@@ -144,8 +153,13 @@ export function renderManPage(program: Command): string {
     '.SH FILES',
     esc('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
     ...tagged(FILES.map(([n, d]) => [`\\fI${esc(n)}\\fR`, d])),
+    '.PP',
+    esc('Outside it, the user\'s contexts (estate context):'),
+    ...tagged([[`\\fI${esc('$XDG_CONFIG_HOME/estate/contexts.json')}\\fR`, CONTEXTS_FILE_TEXT]]),
     '.SH EXIT STATUS',
     ...tagged(EXIT_STATUS.map(([n, d]) => [`\\fB${n}\\fR`, d])),
+    '.PP',
+    esc('`estate pulse status` exits with the Nagios plugin codes of its answer: 0 healthy, 1 degraded, 2 unhealthy, 3 unknown; the codes above when it cannot get one.'),
     '.SH EXAMPLES',
     '.nf',
     ...commandExamples(program).map((e) => esc(`$ ${e}`)),

@@ -131,7 +131,11 @@ export function addOperationCommands(
       const target = remoteTarget(options, io);
       if (options.watch || options.interval !== undefined) {
         const ctx = target ? undefined : localContext(options, io);
-        return watchOperation({ op, raw, io, options, remote: target, ctx, principal: ctx && localPrincipal(op, options.user), print: (r) => print(op, r, options) });
+        try {
+          return await watchOperation({ op, raw, io, options, remote: target, ctx, principal: ctx && localPrincipal(op, options.user), print: (r) => print(op, r, options) });
+        } finally {
+          await ctx?.store.close();
+        }
       }
       const stopProgress = startProgress(io, op.cli ? op.cli.progress : undefined);
       let result: OperationResult;
@@ -139,12 +143,19 @@ export function addOperationCommands(
       try {
         if (target) result = await remoteCall(op, target, raw);
         else result = await runOperation(op, (ctx = localContext(options, io)), raw, localPrincipal(op, options.user));
+      } catch (err) {
+        await ctx?.store.close();
+        throw err;
       } finally {
         stopProgress();
       }
       const run: CommandRun = { op, raw, result, options, remote: target, ctx };
-      if (!extension?.print?.(run)) await print(op, result, options);
-      await extension?.after(run);
+      try {
+        if (!extension?.print?.(run)) await print(op, result, options);
+        await extension?.after(run);
+      } finally {
+        await ctx?.store.close();
+      }
       exitForAnswer(op, result.body);
     });
   }

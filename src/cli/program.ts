@@ -10,6 +10,7 @@ import { initCommand } from './commands/init.ts';
 import { contextCommand } from './commands/context.ts';
 import { keysCommand } from './commands/keys.ts';
 import { manCommand } from './commands/man.ts';
+import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
 import { serveCommand } from './commands/serve.ts';
 import { tokenCommand } from './commands/token.ts';
@@ -64,6 +65,7 @@ Examples:
     );
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
+  program.addCommand(migrateCommand(io));
   addGlobalOptions(program);
   program.addCommand(keysCommand(io, print));
   program.addCommand(contextCommand(io, print));

@@ -6,6 +6,8 @@ import type { RawInput } from '../api/parse-input.ts';
 import { type OperationResult, runOperation } from '../api/run-operation.ts';
 import { EstateError } from '../errors.ts';
 import type { CliIO } from './io.ts';
+import { chooseOutput, type OutputOptions } from './output/output-options.ts';
+import { selectFields } from './output/select-fields.ts';
 import { remoteCall, type RemoteTarget } from './remote-call.ts';
 import { escapeControls } from './safe-text.ts';
 
@@ -30,7 +32,7 @@ export interface WatchRun {
   op: Operation;
   raw: RawInput;
   io: CliIO;
-  options: { json?: unknown; watch?: unknown; interval?: string };
+  options: OutputOptions & { watch?: unknown; interval?: string };
   /** The server to poll, in remote mode. */
   remote: RemoteTarget | undefined;
   /** The context to run the operation with, in local mode. */
@@ -55,7 +57,9 @@ export interface WatchRun {
 export async function watchOperation(run: WatchRun): Promise<void> {
   const { op, io } = run;
   const intervalMs = intervalOf(run.options.interval, run.options.watch === true);
-  const ndjson = run.options.json === true;
+  // Any JSON output (--json, --json FIELDS, -o json) becomes one document per line.
+  const json = chooseOutput(run.options, io.isTTY);
+  const ndjson = json.format === 'json';
   const stopping = new AbortController();
   void io.stopSignal.then(() => stopping.abort());
 
@@ -77,7 +81,7 @@ export async function watchOperation(run: WatchRun): Promise<void> {
     if (key === shown || stopping.signal.aborted) return;
     const first = shown === undefined;
     shown = key;
-    if (ndjson) return void io.stdout(`${key}\n`);
+    if (ndjson) return void io.stdout(`${json.fields ? JSON.stringify(selectFields(result.body, json.fields)) : key}\n`);
     if (io.isTTY) io.stdout(`${CLEAR_SCREEN}${escapeControls(`estate ${op.cli ? op.cli.command : op.id} · every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()} · Ctrl-C to stop`)}\n\n`);
     else if (!first) io.stdout('\n');
     await run.print(result);
@@ -94,7 +98,7 @@ export async function watchOperation(run: WatchRun): Promise<void> {
   const watchers: { close: () => Promise<void> }[] = [];
   try {
     if (run.ctx && op.cli && op.cli.watch?.length) {
-      const { watchLog } = await import('../core/watch-log.ts'); // chokidar loads only with --watch
+      const { watchLog } = await import('../core/watch-log.ts'); // loaded only with --watch
       const dataDir = run.ctx.dataDir;
       const onError = (err: unknown) => io.stderr(`estate: ${escapeControls(`watching the data dir: ${(err as Error).message}`)}\n`);
       for (const file of op.cli.watch) watchers.push(await watchLog(path.join(dataDir, file), trigger, onError));

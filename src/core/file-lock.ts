@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, link, lstat, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EstateError } from '../errors.ts';
 import { type LockOwner, newLockOwner, parseLockOwner, pidIsComparable } from './lock-owner.ts';
@@ -12,7 +13,7 @@ const MAX_OWNER_BYTES = 1024;
 const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 
 export interface FileLockOptions {
-  /** Give up with an `io` error after this long. Default 10 s. */
+  /** Give up with an `unavailable` error (503, `Retry-After`) after this long. Default 10 s. */
   timeoutMs?: number;
   /** A lock file seen unchanged for this long, by the waiter's own clock, is stale. Default 5 s. */
   staleMs?: number;
@@ -53,7 +54,7 @@ export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => 
   const owner = newLockOwner();
   let handle: FileHandle | undefined;
   while (!(handle = await tryCreate(lockFile, owner))) {
-    if (performance.now() > deadline) throw new EstateError('io', `timed out waiting for lock ${lockFile}`);
+    if (performance.now() > deadline) throw lockTimeout(lockFile, timeoutMs);
     const stale = await staleLock(lockFile, staleMs);
     if (stale) await breakStale(lockFile, stale, staleMs);
     else await sleep(RETRY_MS + Math.random() * RETRY_MS);
@@ -65,6 +66,16 @@ export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => 
   } finally {
     await held.release();
   }
+}
+
+/** Another writer kept the lock past the waiter's patience: busy, not broken. Names the lock file, never its folder. */
+function lockTimeout(lockFile: string, timeoutMs: number): EstateError {
+  const waited = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
+  return new EstateError(
+    'unavailable',
+    `another writer has held the lock ${path.basename(lockFile)} in the data dir for over ${waited}: nothing was written; retry shortly`,
+    { headers: { 'Retry-After': '1' } },
+  );
 }
 
 function sleep(ms: number): Promise<void> {

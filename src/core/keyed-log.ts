@@ -63,13 +63,14 @@ function keyOf(spec: KeyedLogSpec, record: JsonRecord): string {
 }
 
 /** `fields` of `input` in that order, leaving out undefined and null (an absent optional field). */
-function pick(input: object, fields: readonly string[]): JsonRecord {
+export function pick(input: object, fields: readonly string[]): JsonRecord {
   const out: JsonRecord = {};
   const values = input as Record<string, unknown>;
   for (const f of fields) if (values[f] !== undefined && values[f] !== null) out[f] = values[f];
   return out;
 }
 
-function differing(a: JsonRecord, b: JsonRecord, fields: readonly string[]): string[] {
+/** The `fields` whose values differ between `a` and `b` (absent and null are the same). */
+export function differing(a: JsonRecord, b: JsonRecord, fields: readonly string[]): string[] {
   return fields.filter((f) => (a[f] ?? null) !== (b[f] ?? null));
 }

@@ -1,4 +1,4 @@
-import { closeSync, constants, lstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, realpathSync, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { EstateError } from '../errors.ts';
@@ -16,10 +16,12 @@ import { isNotFound } from './fs-errors.ts';
 //   link leading outside (or nowhere) is refused. The data dir itself may be
 //   a link: it is the operator's choice.
 //
+// - the file must be a regular file: a folder, a FIFO, a socket or a device
+//   in its place is refused. O_NONBLOCK keeps a FIFO from blocking the open
+//   (on a regular file it changes nothing); the open file is then checked.
+//
 // A refusal is an `unavailable` EstateError (503, exit 1) whose message names
 // the file or folder relative to the data dir, never where a link points.
-// O_NONBLOCK keeps a FIFO planted in a file's place from blocking the open;
-// on a regular file it changes nothing.
 
 const FLAGS = {
   read: constants.O_RDONLY,
@@ -34,11 +36,22 @@ const NO_FOLLOW = constants.O_NOFOLLOW | constants.O_NONBLOCK;
 /** Opens a file of the data dir without following a link (see above). Errors of the open itself (ENOENT…) are thrown as they are. */
 export async function openDataFile(file: string, mode: DataFileMode = 'read'): Promise<FileHandle> {
   await assertInsideDataDir(file);
+  let handle: FileHandle;
   try {
-    return await open(file, FLAGS[mode] | NO_FOLLOW, 0o600);
+    handle = await open(file, FLAGS[mode] | NO_FOLLOW, 0o600);
   } catch (err) {
     throw refusal(err, file);
   }
+  let info: Stats;
+  try {
+    info = await handle.stat();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    throw err;
+  }
+  if (info.isFile()) return handle;
+  await handle.close().catch(() => {});
+  throw notRegular(file, info);
 }
 
 /** The text of a file of the data dir, read without following a link. */
@@ -61,15 +74,22 @@ export function readDataFileSync(file: string): string {
     throw refusal(err, file);
   }
   try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw notRegular(file, info);
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
   }
 }
 
-/** Whether `err` is `openDataFile`'s refusal of a link in the file's place (not of a folder on the way). */
-export function isLinkRefusal(err: unknown): boolean {
-  return err instanceof EstateError && isLoop(err.cause);
+/** Why `openDataFile` refused a file: what stands in its place (not a folder on the way). */
+export type FileRefusal = 'link' | 'not a regular file';
+
+const refusals = new WeakMap<EstateError, FileRefusal>();
+
+/** Whether `err` is `openDataFile`'s refusal of what stands in the file's place (a link, a folder, a FIFO…), and which. */
+export function fileRefusal(err: unknown): FileRefusal | undefined {
+  return err instanceof EstateError ? refusals.get(err) : undefined;
 }
 
 /** Refuses `file` when a folder between the data dir and it resolves outside the data dir (or nowhere). */
@@ -158,10 +178,23 @@ function nameOf(p: string, root = dataDirOf(p)): string {
   return root === undefined ? path.basename(p) : path.relative(root, path.resolve(p));
 }
 
-/** ELOOP from an O_NOFOLLOW open: the file is a link. Any other error is returned as it is. */
+/** ELOOP from an O_NOFOLLOW open: the file is a link; EISDIR (an open to write): a folder. Any other error is returned as it is. */
 function refusal(err: unknown, file: string): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code === 'EISDIR') return refused('not a regular file', `${nameOf(file)} in the data dir is a folder, not a file: estate reads and writes only regular files there; replace it with the file itself`, err);
   if (!isLoop(err)) return err;
-  return new EstateError('unavailable', `${nameOf(file)} in the data dir is a symbolic link, which estate never follows: replace it with the file itself`, { cause: err });
+  return refused('link', `${nameOf(file)} in the data dir is a symbolic link, which estate never follows: replace it with the file itself`, err);
+}
+
+/** A folder, FIFO, socket or device in the place of a file of the data dir. */
+function notRegular(file: string, info: Stats): EstateError {
+  const what = info.isDirectory() ? 'a folder' : info.isFIFO() ? 'a FIFO (named pipe)' : info.isSocket() ? 'a socket' : 'a device';
+  return refused('not a regular file', `${nameOf(file)} in the data dir is ${what}, not a file: estate reads and writes only regular files there; replace it with the file itself`);
+}
+
+function refused(why: FileRefusal, message: string, cause?: unknown): EstateError {
+  const err = new EstateError('unavailable', message, cause === undefined ? {} : { cause });
+  refusals.set(err, why);
+  return err;
 }
 
 function outside(root: string, folder: string): EstateError {

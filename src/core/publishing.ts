@@ -1,6 +1,7 @@
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { keyedLog, writeKeyed, type KeyedLogSpec, type KeyedWriteResult } from './keyed-log.ts';
-import type { LogPage, RecordLog } from './record-log.ts';
+import type { KeyedLogSpec, KeyedWriteResult } from './keyed-log.ts';
+import type { LogPage } from './record-log.ts';
+import type { KeyedRecords } from './store/store.ts';
 
 /** What a publishing tool sends to register a piece (DESIGN.md section 4). */
 export interface EntryInput {
@@ -28,20 +29,16 @@ export const ENTRIES: KeyedLogSpec = {
   facets: ['target_site', 'content_type'],
 };
 
-export function entryLog(dataDir: string): RecordLog {
-  return keyedLog(dataDir, ENTRIES);
-}
-
-/** Registers a piece once per (target_site, slug); see writeKeyed. */
-export function registerEntry(log: RecordLog, input: EntryInput, now: () => Date): Promise<KeyedWriteResult> {
-  return writeKeyed(log, ENTRIES, input, now);
+/** Registers a piece once per (target_site, slug); see KeyedRecords.write. */
+export function registerEntry(entries: KeyedRecords, input: EntryInput, now: () => Date): Promise<KeyedWriteResult> {
+  return entries.write(input, now);
 }
 
 /** The newest `limit` entries, newest first: all of them, or of one site or content type. */
-export function latestEntries(log: RecordLog, limit: number, where?: { facet: 'target_site' | 'content_type'; value: string }): Promise<LogPage> {
-  return log.newest(limit, where);
+export function latestEntries(entries: KeyedRecords, limit: number, where?: { facet: 'target_site' | 'content_type'; value: string }): Promise<LogPage> {
+  return entries.newest(limit, where);
 }
 
-export function findEntry(log: RecordLog, entryId: string): Promise<JsonRecord | undefined> {
-  return log.find('entry_id', entryId);
+export function findEntry(entries: KeyedRecords, entryId: string): Promise<JsonRecord | undefined> {
+  return entries.get(entryId);
 }

@@ -35,7 +35,7 @@ export async function readRepoLedger(dataDir: string): Promise<RepoLedger> {
   try {
     const handle = await openDataFile(file);
     try {
-      if ((await handle.stat()).size > MAX_LEDGER_BYTES) throw new EstateError('io', `the repository ledger ${file} is larger than ${MAX_LEDGER_BYTES} bytes`);
+      if ((await handle.stat()).size > MAX_LEDGER_BYTES) throw new EstateError('io', `the repository ledger repos.json is larger than ${MAX_LEDGER_BYTES} bytes`);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
@@ -43,15 +43,15 @@ export async function readRepoLedger(dataDir: string): Promise<RepoLedger> {
   } catch (err) {
     if (isNotFound(err)) return { items: [], skipped: 0 };
     if (err instanceof EstateError) throw err;
-    throw new EstateError('io', `cannot read the repository ledger ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new EstateError('io', `cannot read the repository ledger repos.json: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new EstateError('io', `the repository ledger ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new EstateError('io', `the repository ledger repos.json is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  if (!Array.isArray(raw)) throw new EstateError('io', `the repository ledger ${file} is not a JSON array`);
+  if (!Array.isArray(raw)) throw new EstateError('io', 'the repository ledger repos.json is not a JSON array');
   const items: LedgerRepo[] = [];
   let skipped = 0;
   for (const value of raw) {

@@ -21,8 +21,8 @@ const COUNT_CHUNK = 256 * 1024;
 
 /**
  * Runs `fn` with one state file open (never through a link) and its stat;
- * undefined when it does not exist or is not a regular file. `name` is one
- * of STATE_FILES, never a path.
+ * undefined when it does not exist. A link, a folder or a FIFO in its place
+ * is refused (`openDataFile`). `name` is one of STATE_FILES, never a path.
  */
 async function withStateFile<T>(dataDir: string, name: StateName, fn: (handle: FileHandle, info: Stats) => Promise<T>): Promise<T | undefined> {
   if (!(STATE_FILES as readonly string[]).includes(name)) return undefined;
@@ -35,9 +35,7 @@ async function withStateFile<T>(dataDir: string, name: StateName, fn: (handle: F
     throw err;
   }
   try {
-    const info = await handle.stat();
-    if (!info.isFile()) return undefined;
-    return await fn(handle, info);
+    return await fn(handle, await handle.stat());
   } finally {
     await handle.close();
   }

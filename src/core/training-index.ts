@@ -6,7 +6,7 @@ import { writeFileAtomic } from './atomic-write.ts';
 import { dataPath } from './data-files.ts';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
-import { assertDataFolder, isLinkRefusal, openDataFile } from './open-data-file.ts';
+import { assertDataFolder, fileRefusal, openDataFile } from './open-data-file.ts';
 
 // The per-user index of training runs, so that listing a user's runs reads
 // only that user's files:
@@ -87,7 +87,7 @@ async function readJson(file: string): Promise<unknown> {
     }
   } catch (err) {
     if (isNotFound(err)) return undefined;
-    if (isLinkRefusal(err)) return CORRUPT;
+    if (fileRefusal(err)) return CORRUPT;
     throw err;
   }
   try {
@@ -132,7 +132,7 @@ async function ownerOf(file: string, runId: string): Promise<string | undefined>
       await handle.close();
     }
   } catch (err) {
-    if (isNotFound(err) || isLinkRefusal(err)) return undefined;
+    if (isNotFound(err) || fileRefusal(err)) return undefined;
     throw err;
   }
   try {

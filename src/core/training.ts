@@ -6,7 +6,7 @@ import { EstateError } from '../errors.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
-import { isLinkRefusal, openDataFile } from './open-data-file.ts';
+import { fileRefusal, openDataFile } from './open-data-file.ts';
 import { changeUserRuns, indexedRunIds, RUN_ID, runFileExists } from './training-index.ts';
 
 // Training runs, one JSON file each: `training/runs/<run_id>.json`, written
@@ -57,13 +57,33 @@ function runFile(dataDir: string, runId: string): string | undefined {
  * `limits.maxRunsPerUser` (`validation`, loc `["body"]`, type `quota_exceeded`).
  */
 export async function createRun(dataDir: string, userId: string, fields: NewRun, limits: TrainingLimits, now = new Date()): Promise<TrainingRun> {
+  const run = newRunRecord(userId, fields, limits, now);
+  return changeUserRuns(dataDir, userId, async (user) => {
+    let runIds = user.runIds;
+    if (runIds.length >= limits.maxRunsPerUser) {
+      // Ids whose file is gone (a crash between index and file) do not count.
+      const present = await Promise.all(runIds.map((id) => runFileExists(dataDir, id)));
+      runIds = runIds.filter((_, i) => present[i]);
+    }
+    if (runIds.length >= limits.maxRunsPerUser) throw quotaExceeded(userId, runIds.length);
+    await user.save([...runIds, run.run_id]);
+    await writeFileAtomic(runFile(dataDir, run.run_id) as string, `${JSON.stringify(run, null, 2)}\n`, 0o600);
+    return run;
+  });
+}
+
+/**
+ * A new queued run of `userId` (what every store's `training.create`
+ * stores); params over `limits.maxParamsBytes` are `payload_too_large`.
+ */
+export function newRunRecord(userId: string, fields: NewRun, limits: TrainingLimits, now: Date): TrainingRun {
   const params = fields.params ?? {};
   const paramsBytes = Buffer.byteLength(JSON.stringify(params), 'utf8');
   if (paramsBytes > limits.maxParamsBytes) {
     throw new EstateError('payload_too_large', `params is ${paramsBytes} bytes as JSON; a run's params may hold at most ${limits.maxParamsBytes} (training.max_params_bytes)`);
   }
   const at = now.toISOString();
-  const run: TrainingRun = {
+  return {
     run_id: `run_${randomBytes(8).toString('hex')}`,
     user_id: userId,
     status: 'queued',
@@ -74,21 +94,12 @@ export async function createRun(dataDir: string, userId: string, fields: NewRun,
     created_at: at,
     updated_at: at,
   };
-  return changeUserRuns(dataDir, userId, async (user) => {
-    let runIds = user.runIds;
-    if (runIds.length >= limits.maxRunsPerUser) {
-      // Ids whose file is gone (a crash between index and file) do not count.
-      const present = await Promise.all(runIds.map((id) => runFileExists(dataDir, id)));
-      runIds = runIds.filter((_, i) => present[i]);
-    }
-    if (runIds.length >= limits.maxRunsPerUser) {
-      const msg = `quota exceeded: user ${userId} has ${runIds.length} training runs, the most allowed (training.max_runs_per_user); delete one first`;
-      throw new EstateError('validation', msg, { issues: [{ loc: ['body'], msg, type: 'quota_exceeded' }] });
-    }
-    await user.save([...runIds, run.run_id]);
-    await writeFileAtomic(runFile(dataDir, run.run_id) as string, `${JSON.stringify(run, null, 2)}\n`, 0o600);
-    return run;
-  });
+}
+
+/** The refusal of a run past the quota: `validation`, loc ["body"], type `quota_exceeded`. */
+export function quotaExceeded(userId: string, count: number): EstateError {
+  const msg = `quota exceeded: user ${userId} has ${count} training runs, the most allowed (training.max_runs_per_user); delete one first`;
+  return new EstateError('validation', msg, { issues: [{ loc: ['body'], msg, type: 'quota_exceeded' }] });
 }
 
 /** Reads one run file; undefined when it is missing, not a regular file, corrupt, or not the run its name says. */
@@ -104,7 +115,7 @@ async function readRun(file: string, runId: string): Promise<TrainingRun | undef
       await handle.close();
     }
   } catch (err) {
-    if (isNotFound(err) || isLinkRefusal(err)) return undefined;
+    if (isNotFound(err) || fileRefusal(err)) return undefined;
     throw err;
   }
   let json: unknown;

@@ -1,26 +1,92 @@
+import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
-import { watch } from 'chokidar';
+
+// The one file watcher of estate (node:fs watch on a folder; inotify on Linux).
+// Watchers miss changes on some file systems (NFS, some FUSE mounts): every
+// user pairs one with a periodic check.
 
 export interface LogWatcher {
   close: () => Promise<void>;
 }
 
+export interface WatchOptions {
+  /** Whether the watcher keeps the process alive (default true). */
+  persistent?: boolean;
+}
+
 /**
  * Calls `onChange` whenever `file` is created, written, replaced or removed,
- * by any process. It watches the file's folder from that folder's parent, so
- * a folder (and log) created later is seen too; nothing else in either
- * folder is looked at. Resolves once watching. Watcher failures go to
- * `onError` and never throw.
+ * by any process. It watches the file's folder; while that folder does not
+ * exist (or after its watcher fails, e.g. the folder was removed) it watches
+ * the folder's parent until the folder appears again, so a folder (and log)
+ * created later is seen too. Nothing else is looked at. Watcher failures go
+ * to `onError` and never throw; a file whose folder and parent are both
+ * missing is left to the caller's periodic check.
  */
-export async function watchLog(file: string, onChange: () => void, onError: (err: unknown) => void = () => {}): Promise<LogWatcher> {
+export function watchFile(file: string, onChange: () => void, onError: (err: unknown) => void = () => {}, options: WatchOptions = {}): LogWatcher {
   const folder = path.dirname(file);
-  const root = path.dirname(folder);
-  const wanted = new Set([root, folder, file]);
-  const watcher = watch(root, { ignoreInitial: true, depth: 1, ignored: (p: string) => !wanted.has(p) });
-  watcher.on('all', (_event, changed) => {
-    if (changed === file) onChange();
-  });
-  watcher.on('error', onError);
-  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return { close: () => watcher.close() };
+  const parent = path.dirname(folder);
+  const name = path.basename(file);
+  const folderName = path.basename(folder);
+  const persistent = options.persistent ?? true;
+  let watcher: FSWatcher | undefined;
+  let closed = false;
+
+  const open = (dir: string, listener: (changed: string | null) => void): FSWatcher | undefined => {
+    try {
+      const w = watch(dir, { persistent }, (_event, changed) => listener(changed === null ? null : String(changed)));
+      w.on('error', (err) => {
+        w.close();
+        if (watcher !== w || closed) return;
+        watcher = undefined;
+        onError(err);
+        // The folder went away (or its watch broke): wait for it from its parent.
+        if (dir === folder) watchParent();
+      });
+      return w;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const watchFolder = (): boolean => {
+    const w = open(folder, (changed) => {
+      if (changed === null || changed === name) onChange();
+    });
+    if (!w) return false;
+    watcher = w;
+    return true;
+  };
+
+  const watchParent = (): void => {
+    if (closed || folder === parent) return;
+    const w = open(parent, (changed) => {
+      if (changed !== null && changed !== folderName) return;
+      if (closed || watcher !== w) return;
+      if (watchFolder()) {
+        w?.close();
+        onChange();
+      }
+    });
+    watcher = w;
+    // The folder may have appeared between the failed watch and this one.
+    if (w && watchFolder()) {
+      w.close();
+      onChange();
+    }
+  };
+
+  if (!watchFolder()) watchParent();
+  return {
+    close: async () => {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+    },
+  };
+}
+
+/** `watchFile`, resolved once watching (for callers that await their watcher's start). */
+export async function watchLog(file: string, onChange: () => void, onError: (err: unknown) => void = () => {}): Promise<LogWatcher> {
+  return watchFile(file, onChange, onError);
 }

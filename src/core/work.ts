@@ -1,6 +1,7 @@
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { keyedLog, writeKeyed, type KeyedLogSpec, type KeyedWriteResult } from './keyed-log.ts';
-import type { LogPage, RecordLog } from './record-log.ts';
+import type { KeyedLogSpec, KeyedWriteResult } from './keyed-log.ts';
+import type { LogPage } from './record-log.ts';
+import type { KeyedRecords } from './store/store.ts';
 
 /** What a client sends to record a completion (DESIGN.md section 4). */
 export interface CompletionInput {
@@ -27,24 +28,20 @@ export const COMPLETIONS: KeyedLogSpec = {
   facets: ['board'],
 };
 
-export function completionLog(dataDir: string): RecordLog {
-  return keyedLog(dataDir, COMPLETIONS);
-}
-
-/** Records a completion once per (board, task_id); see writeKeyed. */
-export function recordCompletion(log: RecordLog, input: CompletionInput, now: () => Date): Promise<KeyedWriteResult> {
-  return writeKeyed(log, COMPLETIONS, input, now);
+/** Records a completion once per (board, task_id); see KeyedRecords.write. */
+export function recordCompletion(completions: KeyedRecords, input: CompletionInput, now: () => Date): Promise<KeyedWriteResult> {
+  return completions.write(input, now);
 }
 
 /** The newest `limit` completions, newest first, of one board with `board`. */
-export function workFeed(log: RecordLog, limit: number, board?: string): Promise<LogPage> {
-  return log.newest(limit, board === undefined ? undefined : { facet: 'board', value: board });
+export function workFeed(completions: KeyedRecords, limit: number, board?: string): Promise<LogPage> {
+  return completions.newest(limit, board === undefined ? undefined : { facet: 'board', value: board });
 }
 
 /**
  * The completions after the one with id `after` (every one, for `'start'`),
  * oldest first, at most the newest `limit`; undefined when `after` is unknown.
  */
-export function completionsSince(log: RecordLog, after: string, limit: number, board?: string): Promise<JsonRecord[] | undefined> {
-  return log.since(after === 'start' ? 'start' : { facet: 'id', value: after }, limit, board === undefined ? undefined : { facet: 'board', value: board });
+export function completionsSince(completions: KeyedRecords, after: string, limit: number, board?: string): Promise<JsonRecord[] | undefined> {
+  return completions.since(after, limit, board === undefined ? undefined : { facet: 'board', value: board });
 }

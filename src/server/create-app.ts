@@ -19,9 +19,9 @@ export interface AppOptions {
 }
 
 /**
- * The estate HTTP API over one data dir, as a `(req, res)` handler. Its
- * `close()` stops the credential watchers and waits for background writes;
- * call it after the server has closed. `closeStreams()` ends the open
+ * The estate HTTP API over one data dir and store, as a `(req, res)` handler.
+ * Its `close()` waits for background writes; call it after the server has
+ * closed (the store is the context owner's to close). `closeStreams()` ends the open
  * server-sent event streams (which never end by themselves) and stops their
  * watcher: call it before closing the server, or the server waits for them.
  */
@@ -31,14 +31,15 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   const log = sink ? (line: Record<string, unknown>) => sink(redactLogLine(line, ctx.dataDir)) : () => {};
   const serve = serveSettings(ctx.config);
   const authenticate = createAuthenticator({
-    dataDir: ctx.dataDir,
+    credentials: ctx.store.credentials,
+    tokenSecret: ctx.store.tokenSecret,
     envApiKey: options.envApiKey,
     now: ctx.now,
     onUsageError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'key_usage_write_failed', error: String((err as Error)?.message ?? err) }),
   });
-  // Index the write logs now, in the background: the first write or filtered read then pays no full scan.
-  for (const recordLog of [ctx.logs.completions, ctx.logs.entries]) {
-    recordLog.refresh().catch((err: unknown) => log({ level: 'warn', time: new Date().toISOString(), event: 'log_index_failed', file: recordLog.file, error: String((err as Error)?.message ?? err) }));
+  // Warm the store's records now, in the background (the data dir's logs are indexed): the first write or filtered read then pays no full scan.
+  for (const [name, records] of [['completions', ctx.store.completions], ['entries', ctx.store.entries]] as const) {
+    records.refresh().catch((err: unknown) => log({ level: 'warn', time: new Date().toISOString(), event: 'log_index_failed', file: name, store: ctx.store.describe(), error: String((err as Error)?.message ?? err) }));
   }
   const workStream = createWorkStream(ctx, {
     authenticate,

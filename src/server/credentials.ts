@@ -12,7 +12,9 @@ export interface PresentedCredential {
 /**
  * The credential a request carries, from the first carrier present:
  * `X-API-Key` header, `Authorization: Bearer …`, `?api_key=`. Any carrier
- * may hold an API key or an access token. undefined when none is present.
+ * may hold an API key or an access token; the carriers after the first are
+ * not read, even when the first holds an invalid credential. `api_key` sent
+ * more than once is an invalid credential. undefined when none is present.
  */
 export function presentedCredential(req: IncomingMessage, query: URLSearchParams): PresentedCredential | undefined {
   const header = req.headers['x-api-key'];
@@ -22,8 +24,10 @@ export function presentedCredential(req: IncomingMessage, query: URLSearchParams
     const m = /^Bearer[ \t]+(.*)$/i.exec(auth.trim());
     return { carrier: 'bearer', secret: m ? (m[1] ?? '').trim() : '' };
   }
-  const fromQuery = query.get('api_key');
-  return fromQuery === null ? undefined : { carrier: 'query', secret: fromQuery };
+  const fromQuery = query.getAll('api_key');
+  if (fromQuery.length === 0) return undefined;
+  // Sent twice, `api_key` names no one credential: it is an invalid one, never the first or the last.
+  return { carrier: 'query', secret: fromQuery.length === 1 ? (fromQuery[0] as string) : '' };
 }
 
 /** The secret alone (see presentedCredential): undefined when none is present, '' when a carrier is empty. */

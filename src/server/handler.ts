@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateContext, Principal } from '../api/context.ts';
 import { needsCredential, type Operation } from '../api/define-operation.ts';
+import { repeatedNames } from '../api/parse-input.ts';
 import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { keyIdOf } from '../core/keys/key-store.ts';
@@ -101,10 +102,10 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       }
       if (note && principal) note.user = principal.userId;
       const body = op.input.body ? await readJsonBody(req) : undefined;
-      const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), body }, principal);
+      const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), repeated: repeatedNames(query), body }, principal);
       const result = op.expensive && options.expensive ? await options.expensive.run(run) : await run();
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
-      else sendJson(req, res, result.status, result.body, {}, options.unsent);
+      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : {}, options.unsent);
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);

@@ -4,8 +4,24 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The request body as JSON. Over 1 MiB → 413; not JSON, or nested deeper than 64 levels → 422 `json_invalid`; empty → undefined. */
+/** `application/json` or a `+json` type (`application/merge-patch+json`), any parameters (`; charset=utf-8`). */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json[ \t]*(?:;|$)/i;
+
+/** Whether the request carries body bytes (a length above 0, or a chunked body). */
+function hasBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The request body as JSON. A body whose Content-Type is not JSON (or absent) → 415,
+ * before any of it is read; over 1 MiB → 413; not JSON, or nested deeper than
+ * 64 levels → 422 `json_invalid`; empty → undefined.
+ */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  if (hasBody(req) && !JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) {
+    req.resume();
+    throw new EstateError('unsupported_media_type', 'the request body must be JSON, sent with Content-Type: application/json');
+  }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { EstateContext } from '../api/context.ts';
+import { repeatedNames, repeatedParamIssues } from '../api/parse-input.ts';
 import { toValidationIssues } from '../api/validation-issues.ts';
 import { optionalSlugField } from '../api/text-fields.ts';
 import type { JsonRecord } from '../core/jsonl/parse-record.ts';
-import { watchLog, type LogWatcher } from '../core/watch-log.ts';
 import { completionsSince } from '../core/work.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { EstateError, validationError } from '../errors.ts';
@@ -23,7 +23,8 @@ import { addressKey } from './rate-limit.ts';
 // replays the log from its start. At most the newest 1000 are replayed; an
 // unknown id replays nothing. `?board=` keeps one board. Completions appear
 // whoever writes them: this server's own writes at once, other processes'
-// (the CLI, cron jobs) through a watcher on the log. A comment line every
+// (the CLI, cron jobs, other replicas) through the store's subscription
+// (KeyedRecords.subscribe). A comment line every
 // 15 s keeps proxies from closing an idle stream.
 //
 // One client (its credential when it presents a valid one, else its address,
@@ -67,12 +68,12 @@ export interface WorkStreamOptions {
 
 export interface WorkStream {
   route: RawRoute;
-  /** Ends every open stream, stops the watcher and refuses new streams. */
+  /** Ends every open stream, ends the store subscription and refuses new streams. */
   close: () => Promise<void>;
 }
 
 export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions = {}): WorkStream {
-  const log = ctx.logs.completions;
+  const log = ctx.store.completions;
   const clients = new Set<Client>();
   /** Streams open or opening, in all and per client key. */
   let opening = 0;
@@ -81,9 +82,8 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
   const maxLifetimeMs = options.maxLifetimeMs ?? 3_600_000;
   const onError = options.onError ?? (() => {});
   let started: Promise<void> | undefined;
-  let watcher: LogWatcher | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
-  let unsubscribe: (() => void) | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
   let closed = false;
 
   const refresh = () => void log.refresh().catch(onError);
@@ -95,15 +95,13 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
     }
   };
 
-  /** Subscribes to the log and watches its file for other writers; resolves once watching. */
+  /** Subscribes to the store's completions (every writer's); resolves once live. */
   const start = () =>
     (started ??= (async () => {
-      unsubscribe = log.subscribe(broadcast);
       try {
-        watcher = await watchLog(log.file, refresh, onError);
+        unsubscribe = await log.subscribe(broadcast, onError);
       } catch (err) {
         // The next stream tries again.
-        unsubscribe();
         started = undefined;
         throw err;
       }
@@ -180,7 +178,8 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
     if (closed) throw new EstateError('unavailable', 'the server is shutting down');
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parsed = streamQuery.safeParse(Object.fromEntries(url.searchParams));
-    if (!parsed.success) throw validationError(toValidationIssues('query', parsed.error.issues));
+    const repeated = repeatedParamIssues(streamQuery, repeatedNames(url.searchParams));
+    if (!parsed.success || repeated.length) throw validationError([...(parsed.success ? [] : toValidationIssues('query', parsed.error.issues)), ...repeated]);
     const lastEventId = req.headers['last-event-id'];
     const cursor = typeof lastEventId === 'string' && lastEventId ? lastEventId.slice(0, 128) : parsed.data.after;
     const free = reserve(await clientKey(req, url.searchParams));
@@ -234,9 +233,8 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
       if (heartbeat) clearInterval(heartbeat);
       for (const client of clients) client.res.end();
       clients.clear();
-      unsubscribe?.();
       await started?.catch(() => {});
-      await watcher?.close();
+      await unsubscribe?.();
     },
   };
 }

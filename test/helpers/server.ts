@@ -46,6 +46,7 @@ export async function startServer(
     await app.closeStreams();
     await running.close();
     await app.close();
+    await ctx.store.close();
   });
   const request: TestServer['request'] = async (method, path, opts = {}) => {
     const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

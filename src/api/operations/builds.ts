@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { buildDigest } from '../../core/builds.ts';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime, storedTime } from '../schemas.ts';
 
 const counts = {
   total: z.int(),
@@ -13,20 +14,20 @@ const counts = {
 
 const digest = z.object({
   days: z.int(),
-  since: z.string(),
-  until: z.string(),
+  since: dateTime('Start of the window (now minus `days`), UTC.'),
+  until: dateTime('End of the window (now), UTC.'),
   ...counts,
   by_project: z.array(
     z.object({
       project: z.string(),
       ...counts,
       last_status: z.string(),
-      last_ts: z.string(),
+      last_ts: storedTime('When the project\'s newest build ran, as the build log has it'),
       avg_duration_s: z.number().nullable(),
     }),
   ),
   skipped_lines: z.int(),
-});
+}).meta({ id: 'BuildDigest' });
 
 export const buildsDigest = defineOperation({
   id: 'builds.digest',
@@ -35,6 +36,7 @@ export const buildsDigest = defineOperation({
   access: 'protected',
   tag: 'builds',
   summary: 'Build digest for the last N days: totals and success rate, overall and by project',
+  description: 'Counts the builds of the build log that ran in the last `days` days, overall and by project, with each project\'s last status and average duration.',
   input: { query: z.object({ days: z.int().min(1).max(365).default(7).meta({ description: 'Window in days (1–365).' }) }) },
   output: digest,
   handler: ({ ctx, input }) => buildDigest(ctx.dataDir, input.query.days, ctx.now()),
@@ -48,6 +50,7 @@ export const buildsRecent = defineOperation({
   access: 'protected',
   tag: 'builds',
   summary: 'Build digest for the last 7 days',
+  description: 'The same digest as `GET /builds?days=7`.',
   output: digest,
   handler: ({ ctx }) => buildDigest(ctx.dataDir, 7, ctx.now()),
   cli: { command: 'builds recent', watch: [DATA_FILES.builds], examples: ['estate builds recent'] },

@@ -4,18 +4,18 @@ import { latestRecord, recentRecords } from '../../core/recent-records.ts';
 import { EstateError } from '../../errors.ts';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam, page, storedRecord } from '../schemas.ts';
+import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
 
 const snapshot = storedRecord(
   {
-    ts: z.string().optional(),
+    ts: storedTime('When the snapshot was taken').optional(),
     mount: z.string().optional(),
     total_bytes: z.number().optional(),
     used_bytes: z.number().optional(),
     free_bytes: z.number().optional(),
   },
   'A disk snapshot, as stored.',
-);
+).meta({ id: 'DiskSnapshot' });
 
 const mount = z.string().min(1).max(4096).optional().meta({ description: 'Only snapshots of this mount point.' });
 
@@ -30,8 +30,9 @@ export const diskList = defineOperation({
   access: 'protected',
   tag: 'disk',
   summary: 'Disk snapshots from the disk snapshot log, newest first',
+  description: 'The newest `limit` snapshots, of every mount or only of `mount`; lines that are not JSON objects are counted in `skipped_lines`.',
   input: { query: z.object({ limit: limitParam(100, 1000, 'snapshots'), mount }) },
-  output: page(snapshot),
+  output: page(snapshot, 'DiskSnapshotPage'),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'disk', input.query.limit, onMount(input.query.mount)),
   cli: { command: 'disk', watch: [DATA_FILES.disk], columns: ['ts', 'mount', 'used_bytes', 'free_bytes', 'total_bytes'], examples: ['estate disk --mount / --limit 24'] },
 });
@@ -43,6 +44,7 @@ export const diskLatest = defineOperation({
   access: 'protected',
   tag: 'disk',
   summary: 'The most recent disk snapshot (of one mount, with `mount`)',
+  description: 'The last snapshot of the disk log (of `mount` when given); 404 when there is none.',
   input: { query: z.object({ mount }) },
   output: snapshot,
   errors: [404],

@@ -29,7 +29,7 @@ export const estateLogs = defineOperation({
     skipped_lines: z.int().min(0),
   }),
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await workFeed(ctx.logs.completions, input.query.limit);
+    const { records, skipped } = await workFeed(ctx.store.completions, input.query.limit);
     const items = records.map((r) => ({
       ts: String(r.completed_at),
       agent: String(r.assignee),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { estateEvents } from '../../core/events.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam } from '../schemas.ts';
+import { dateTime, limitParam } from '../schemas.ts';
 
 export const eventsList = defineOperation({
   id: 'events.list',
@@ -11,23 +11,26 @@ export const eventsList = defineOperation({
   access: 'protected',
   tag: 'events',
   summary: 'Recent estate events from the heartbeat and scoreboard files, newest first',
+  description: 'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
     items: z.array(
-      z.object({
-        ts: z.string(),
-        kind: z.enum(['heartbeat', 'node_stale', 'score']),
-        source: z.enum(['heartbeat', 'scoreboard']),
-        subject: z.string(),
-        message: z.string(),
-      }),
+      z
+        .object({
+          ts: dateTime('When it happened (a stale node: when it became stale), UTC.'),
+          kind: z.enum(['heartbeat', 'node_stale', 'score']),
+          source: z.enum(['heartbeat', 'scoreboard']),
+          subject: z.string(),
+          message: z.string(),
+        })
+        .meta({ id: 'EstateEvent' }),
     ),
     count: z.int(),
     limit: z.int(),
     stale_after_s: z.int(),
     skipped_entries: z.int(),
     errors: z.array(z.string()),
-  }),
+  }).meta({ id: 'EstateEventPage' }),
   handler: ({ ctx, input }) => estateEvents(ctx.dataDir, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
   cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { findEntry, latestEntries, registerEntry } from '../../core/publishing.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
-import { isoTime, limitParam, page } from '../schemas.ts';
+import { dateTime, limitParam, page } from '../schemas.ts';
 import { lineField, optionalHttpUrlField, optionalTextField, slugField } from '../text-fields.ts';
 
 export const entryBody = z.strictObject({
@@ -27,14 +27,14 @@ export const entry = z
     target_site: z.string(),
     url: z.string().optional(),
     summary: z.string().optional(),
-    published_at: z.string().optional(),
-    registered_at: isoTime,
+    published_at: z.string().optional().meta({ description: 'When it was published, as registered: ISO 8601 with `Z` or an offset (checked when registered, kept as sent).' }),
+    registered_at: dateTime('When estate registered the entry, UTC.'),
   })
-  .meta({ description: 'A published entry, as stored.' });
+  .meta({ id: 'PublishedEntry', description: 'A published entry, as stored.' });
 
 type Entry = z.output<typeof entry>;
 
-const entries = page(entry);
+const entries = page(entry, 'PublishedEntryPage');
 const listLimit = limitParam(100, 1000, 'entries');
 
 function asPage(records: Record<string, unknown>[], skipped: number, limit: number): z.output<typeof entries> {
@@ -56,10 +56,11 @@ export const publishingRegister = defineOperation({
   input: { body: entryBody },
   output: entry,
   status: 201,
+  location: (created) => `/publishing/${encodeURIComponent(created.entry_id)}`,
   replies: [200],
   errors: [409],
   handler: async ({ ctx, input }) => {
-    const { outcome, record, differing } = await registerEntry(ctx.logs.entries, input.body, ctx.now);
+    const { outcome, record, differing } = await registerEntry(ctx.store.entries, input.body, ctx.now);
     if (outcome === 'conflict') {
       throw new EstateError(
         'conflict',
@@ -84,10 +85,11 @@ export const publishingLatest = defineOperation({
   access: 'public',
   tag: 'publishing',
   summary: 'Latest published pieces, newest first',
+  description: 'The newest `limit` registered entries of every site and type.',
   input: { query: z.object({ limit: limitParam(10, 1000, 'entries') }) },
   output: entries,
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await latestEntries(ctx.logs.entries, input.query.limit);
+    const { records, skipped } = await latestEntries(ctx.store.entries, input.query.limit);
     return asPage(records, skipped, input.query.limit);
   },
   cli: { command: 'publish latest', columns: ['registered_at', 'target_site', 'content_type', 'slug', 'title'], examples: ['estate publish latest --limit 5'] },
@@ -100,10 +102,11 @@ export const publishingBySite = defineOperation({
   access: 'public',
   tag: 'publishing',
   summary: 'Published entries of one target site, newest first',
+  description: 'The newest `limit` entries whose `target_site` is `site`; an empty page when the site has none.',
   input: { path: z.object({ site: slugField('The target site.') }), query: z.object({ limit: listLimit }) },
   output: entries,
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await latestEntries(ctx.logs.entries, input.query.limit, { facet: 'target_site', value: input.path.site });
+    const { records, skipped } = await latestEntries(ctx.store.entries, input.query.limit, { facet: 'target_site', value: input.path.site });
     return asPage(records, skipped, input.query.limit);
   },
   cli: { command: 'publish by-site', args: ['site'], columns: ['registered_at', 'content_type', 'slug', 'title'], examples: ['estate publish by-site garden'] },
@@ -116,10 +119,11 @@ export const publishingByType = defineOperation({
   access: 'public',
   tag: 'publishing',
   summary: 'Published entries of one content type, newest first',
+  description: 'The newest `limit` entries whose `content_type` is `content_type`; an empty page when there are none.',
   input: { path: z.object({ content_type: slugField('The content type.') }), query: z.object({ limit: listLimit }) },
   output: entries,
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await latestEntries(ctx.logs.entries, input.query.limit, { facet: 'content_type', value: input.path.content_type });
+    const { records, skipped } = await latestEntries(ctx.store.entries, input.query.limit, { facet: 'content_type', value: input.path.content_type });
     return asPage(records, skipped, input.query.limit);
   },
   cli: { command: 'publish by-type', args: ['content_type'], columns: ['registered_at', 'target_site', 'slug', 'title'], examples: ['estate publish by-type essay --limit 5'] },
@@ -132,11 +136,12 @@ export const publishingGet = defineOperation({
   access: 'public',
   tag: 'publishing',
   summary: 'One published entry',
+  description: 'The entry registered under `entry_id`; 404 when there is none.',
   input: { path: z.object({ entry_id: z.string().min(1).max(128).meta({ description: 'The entry\'s id, e.g. `pub_d5e0373afedd3a64`.' }) }) },
   output: entry,
   errors: [404],
   handler: async ({ ctx, input }) => {
-    const found = await findEntry(ctx.logs.entries, input.path.entry_id);
+    const found = await findEntry(ctx.store.entries, input.path.entry_id);
     if (!found) throw new EstateError('not_found', `no published entry ${input.path.entry_id}`);
     return found as Entry;
   },

@@ -3,12 +3,12 @@ import { DATA_FILES } from '../../core/data-files.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { recentRecords } from '../../core/recent-records.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam, page, storedRecord } from '../schemas.ts';
+import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
 
 const pulseEntry = storedRecord(
-  { ts: z.string().optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
+  { ts: storedTime('When the pulse was taken').optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
   'A health pulse entry, as stored.',
-);
+).meta({ id: 'PulseEntry' });
 
 export const pulseList = defineOperation({
   id: 'pulse.list',
@@ -17,8 +17,9 @@ export const pulseList = defineOperation({
   access: 'protected',
   tag: 'health',
   summary: 'Entries of the health pulse log, newest first',
+  description: 'The newest `limit` entries of the pulse log, each with its `status` and `checks` as stored.',
   input: { query: z.object({ limit: limitParam(100, 1000, 'entries') }) },
-  output: page(pulseEntry),
+  output: page(pulseEntry, 'PulseEntryPage'),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'pulse', input.query.limit),
   cli: { command: 'pulse', watch: [DATA_FILES.pulse], columns: ['ts', 'status', 'checks'], examples: ['estate pulse --limit 10'] },
 });
@@ -31,7 +32,7 @@ export const pulseStatusOp = defineOperation({
   tag: 'health',
   summary: 'The overall health status as a JSON string',
   description: 'The status of the newest pulse entry; `"unknown"` when there is none.',
-  output: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
+  output: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']).meta({ id: 'PulseStatus' }),
   handler: ({ ctx }) => pulseStatus(ctx.dataDir),
   cli: {
     command: 'pulse status',

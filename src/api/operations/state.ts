@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { readStateDocument, readStateExcerpt, STATE_FILES } from '../../core/state-files.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 export const stateAll = defineOperation({
   id: 'state.all',
@@ -10,18 +11,21 @@ export const stateAll = defineOperation({
   access: 'protected',
   tag: 'state',
   summary: 'All estate state files, parsed',
+  description: 'Every known state file with its modification time and parsed JSON; a missing file has `exists: false`, one that does not parse an `error`.',
   output: z.object({
     items: z.array(
-      z.object({
-        name: z.enum(STATE_FILES),
-        exists: z.boolean(),
-        modified_at: z.string().nullable(),
-        data: z.unknown(),
-        error: z.string().nullable(),
-      }),
+      z
+        .object({
+          name: z.enum(STATE_FILES),
+          exists: z.boolean(),
+          modified_at: dateTime('When the file was last modified, UTC; null when it does not exist.').nullable(),
+          data: z.unknown(),
+          error: z.string().nullable(),
+        })
+        .meta({ id: 'StateFile' }),
     ),
     count: z.int(),
-  }),
+  }).meta({ id: 'StateFileList' }),
   handler: async ({ ctx }) => {
     const items = await Promise.all(STATE_FILES.map((name) => readStateDocument(ctx.dataDir, name)));
     return { items, count: items.length };
@@ -36,6 +40,7 @@ export const stateOne = defineOperation({
   access: 'protected',
   tag: 'state',
   summary: 'One state file as text, cut at max_chars characters',
+  description: 'The file\'s text, unparsed, cut at `max_chars` characters (`truncated` says when); 404 when the file does not exist.',
   input: {
     path: z.object({ file_name: z.enum(STATE_FILES).meta({ description: 'Which state file.' }) }),
     query: z.object({
@@ -44,12 +49,12 @@ export const stateOne = defineOperation({
   },
   output: z.object({
     name: z.enum(STATE_FILES),
-    modified_at: z.string(),
+    modified_at: dateTime('When the file was last modified, UTC.'),
     size_chars: z.int(),
     max_chars: z.int(),
     truncated: z.boolean(),
     content: z.string(),
-  }),
+  }).meta({ id: 'StateExcerpt' }),
   errors: [404],
   handler: async ({ ctx, input }) => {
     const excerpt = await readStateExcerpt(ctx.dataDir, input.path.file_name, input.query.max_chars);

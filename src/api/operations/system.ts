@@ -59,14 +59,22 @@ export const readyz = defineOperation({
     'a credential store that does not parse `corrupt`).',
   output: z.object({
     status: z.literal('ready'),
-    checks: z.object({ data_dir_readable: z.literal('ok'), data_dir_writable: z.literal('ok'), credential_store: z.literal('ok') }),
+    checks: z.object({
+      data_dir_readable: z.literal('ok'),
+      data_dir_writable: z.literal('ok'),
+      credential_store: z.literal('ok'),
+      /** Present with a store other than the data dir (e.g. PostgreSQL). */
+      store: z.literal('ok').optional(),
+    }),
   }),
   errors: [503],
   handler: async ({ ctx }) => {
-    const checks = await dataDirReadiness(ctx.dataDir);
+    const checks = await dataDirReadiness(ctx.dataDir, ctx.store);
     const failed = Object.entries(checks).filter(([, result]) => result !== 'ok' && result !== 'skipped');
-    if (failed.length) throw new EstateError('unavailable', `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}`);
-    return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const, credential_store: 'ok' as const } };
+    const where = ctx.store.kind === 'data-dir' ? '' : ` (store ${ctx.store.describe()})`;
+    if (failed.length) throw new EstateError('unavailable', `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}${where}`);
+    const store = checks.store === undefined ? {} : { store: 'ok' as const };
+    return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const, credential_store: 'ok' as const, ...store } };
   },
   cli: { command: 'readyz', examples: ['estate readyz', 'estate readyz --url http://hub:8080'] },
 });

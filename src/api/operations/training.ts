@@ -1,14 +1,18 @@
 import { z } from 'zod';
-import { createRun, deleteRun, getRun, listRuns, trainingRunSchema } from '../../core/training.ts';
+import { trainingRunSchema } from '../../core/training.ts';
 import { EstateError } from '../../errors.ts';
 import type { Principal } from '../context.ts';
 import { defineOperation, reply } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
+import { optionalLineField } from '../text-fields.ts';
 
 // The training-run component. Every route is scoped to the credential's user:
 // a run of another user, a run that does not exist and a value that is no run
 // id at all are the same 404, with the same body (the seed's "otherwise 404").
 
-const run = trainingRunSchema.meta({ description: 'A training run; `user_id` is the user whose credential created it.' });
+const run = trainingRunSchema
+  .extend({ created_at: dateTime('When the run was created, UTC.'), updated_at: dateTime('When the run last changed, UTC.') })
+  .meta({ id: 'TrainingRun', description: 'A training run; `user_id` is the user whose credential created it.' });
 // Any text is accepted here: a value that is not a run id is not found (404), never a 422,
 // and the core checks it against RUN_ID before it comes near a path.
 const runIdPath = z.object({
@@ -41,17 +45,18 @@ export const trainingStart = defineOperation({
   ].join(' '),
   input: {
     body: z.strictObject({
-      name: z.string().min(1).max(200).optional().meta({ description: 'A label for the run.' }),
-      model: z.string().min(1).max(200).optional().meta({ description: 'The model to train.' }),
-      dataset: z.string().min(1).max(500).optional().meta({ description: 'The dataset to train on.' }),
+      name: optionalLineField(200, 'A label for the run.'),
+      model: optionalLineField(200, 'The model to train.'),
+      dataset: optionalLineField(500, 'The dataset to train on.'),
       params: z.record(z.string().max(200), z.unknown()).optional().meta({ description: 'Training parameters, a JSON object (on the CLI: --params \'{"lr":0.001}\').' }),
     }),
   },
   output: run,
   status: 201,
+  location: (created) => `/training/runs/${encodeURIComponent(created.run_id)}`,
   handler: ({ ctx, input, principal }) => {
     const { max_runs_per_user: maxRunsPerUser, max_params_bytes: maxParamsBytes } = ctx.config.training;
-    return createRun(ctx.dataDir, requireUser(principal), input.body, { maxRunsPerUser, maxParamsBytes }, ctx.now());
+    return ctx.store.training.create(requireUser(principal), input.body, { maxRunsPerUser, maxParamsBytes }, ctx.now());
   },
   cli: { command: 'training start', examples: ['estate training start --user alice --name nightly --model small-7b --params \'{"epochs":3}\''] },
 });
@@ -65,7 +70,7 @@ export const trainingList = defineOperation({
   summary: "The credential user's training runs, newest first",
   description: 'A bare JSON array; `[]` when the request carries no credential.',
   output: z.array(run),
-  handler: ({ ctx, principal }) => (principal ? listRuns(ctx.dataDir, principal.userId) : []),
+  handler: ({ ctx, principal }) => (principal ? ctx.store.training.list(principal.userId) : []),
   cli: { command: 'training list', columns: ['run_id', 'status', 'name', 'model', 'dataset', 'created_at'], examples: ['estate training list --user alice'] },
 });
 
@@ -81,7 +86,7 @@ export const trainingGet = defineOperation({
   output: run,
   errors: [404],
   handler: async ({ ctx, input, principal }) => {
-    const found = principal ? await getRun(ctx.dataDir, principal.userId, input.path.run_id) : undefined;
+    const found = principal ? await ctx.store.training.get(principal.userId, input.path.run_id) : undefined;
     if (!found) throw notFound();
     return found;
   },
@@ -101,7 +106,7 @@ export const trainingDelete = defineOperation({
   status: 204,
   errors: [404],
   handler: async ({ ctx, input, principal }) => {
-    const deleted = principal ? await deleteRun(ctx.dataDir, principal.userId, input.path.run_id) : false;
+    const deleted = principal ? await ctx.store.training.delete(principal.userId, input.path.run_id) : false;
     if (!deleted) throw notFound();
     return reply(204, undefined);
   },

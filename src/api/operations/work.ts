@@ -3,7 +3,7 @@ import { recordCompletion, workFeed } from '../../core/work.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
 import { describedPattern } from '../pattern-text.ts';
-import { isoTime, limitParam, page } from '../schemas.ts';
+import { dateTime, limitParam, page } from '../schemas.ts';
 import { lineField, optionalHttpUrlField, optionalSlugField, optionalTextField, slugField } from '../text-fields.ts';
 
 export const completionBody = z.strictObject({
@@ -30,9 +30,9 @@ export const completion = z
     commit_sha: z.string().optional(),
     output_url: z.string().optional(),
     summary: z.string().optional(),
-    completed_at: isoTime,
+    completed_at: dateTime('When estate recorded the completion, UTC.'),
   })
-  .meta({ description: 'A kanban task completion, as stored.' });
+  .meta({ id: 'WorkCompletion', description: 'A kanban task completion, as stored.' });
 
 type Completion = z.output<typeof completion>;
 
@@ -54,7 +54,7 @@ export const workComplete = defineOperation({
   replies: [200],
   errors: [409],
   handler: async ({ ctx, input }) => {
-    const { outcome, record, differing } = await recordCompletion(ctx.logs.completions, input.body, ctx.now);
+    const { outcome, record, differing } = await recordCompletion(ctx.store.completions, input.body, ctx.now);
     if (outcome === 'conflict') {
       throw new EstateError(
         'conflict',
@@ -94,11 +94,13 @@ export const workFeedOp = defineOperation({
       board: optionalSlugField('Only completions of this board.'),
     }),
   },
-  output: page(completion).extend({
-    truncated: z.literal(true).optional().meta({ description: 'Present (true) when the page stopped short of `limit` to stay within 1 MiB.' }),
-  }),
+  output: page(completion)
+    .extend({
+      truncated: z.literal(true).optional().meta({ description: 'Present (true) when the page stopped short of `limit` to stay within 1 MiB.' }),
+    })
+    .meta({ id: 'WorkCompletionPage' }),
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await workFeed(ctx.logs.completions, input.query.limit, input.query.board);
+    const { records, skipped } = await workFeed(ctx.store.completions, input.query.limit, input.query.board);
     const items = withinBytes(records as Completion[], FEED_MAX_BYTES);
     const answer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
     return items.length < records.length ? { ...answer, truncated: true as const } : answer;

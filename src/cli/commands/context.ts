@@ -62,6 +62,7 @@ Examples:
     new Command('list')
       .description('List the contexts: name, whether current, URL and where the credential comes from (never the key)')
       .option('--json', 'print {"items": [{name, current, url, credential}], "count", "current"}')
+      .addHelpText('after', '\nExamples:\n  $ estate context list\n  $ estate context list --json\n')
       .action(async (options: { json?: boolean }) => {
         const contexts = readContextsFile(file());
         const items = Object.entries(contexts.contexts).map(([name, entry]) => describe(name, entry, contexts));
@@ -74,6 +75,7 @@ Examples:
       .description('Show one context (default: $ESTATE_CONTEXT, else the current one)')
       .argument('[name]', 'the context')
       .option('--json', 'print {name, current, url, credential}')
+      .addHelpText('after', '\nExamples:\n  $ estate context show\n  $ estate context show hub --json\n')
       .action(async (given: string | undefined, options: { json?: boolean }) => {
         const contexts = readContextsFile(file());
         const name = given ?? envSettings(io.env).context ?? contexts.current;
@@ -87,6 +89,7 @@ Examples:
       .description('Make a context the current one: commands call its server unless told otherwise')
       .argument('[name]', 'the context')
       .option('--none', 'have no current context: commands use the local data dir again')
+      .addHelpText('after', '\nExamples:\n  $ estate context use hub\n  $ estate context use --none\n')
       .action(async (name: string | undefined, options: { none?: boolean }) => {
         if ((name === undefined) === !options.none) throw new EstateError('usage', 'give a context name, or --none');
         const contexts = readContextsFile(file());
@@ -107,6 +110,10 @@ Examples:
       .option('--url <url>', 'the server (required for a new context)')
       .addOption(new Option('--api-key-env <var>', 'take the API key from this environment variable').conflicts('apiKeyFile'))
       .option('--api-key-file <file>', 'take the API key from this file (mode 0600)')
+      .addHelpText(
+        'after',
+        '\nExamples:\n  $ estate context set hub --url https://hub.example.org --api-key-env HUB_KEY\n  $ estate context set lab --url http://lab:8080 --api-key-file ~/.config/estate/lab.key\n',
+      )
       .action(async (name: string, options: SetOptions) => {
         assertContextName(name);
         const contexts = readContextsFile(file());
@@ -133,6 +140,7 @@ Examples:
     new Command('delete')
       .description('Remove a context (and its inline key, if it has one)')
       .argument('<name>', 'the context')
+      .addHelpText('after', '\nExamples:\n  $ estate context delete lab\n')
       .action(async (name: string) => {
         const contexts = readContextsFile(file());
         find(contexts, name);

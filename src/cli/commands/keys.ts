@@ -1,12 +1,13 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.ts';
-import { createKey, type KeyInfo, listKeys, revokeKey } from '../../core/keys/key-store.ts';
+import type { KeyInfo } from '../../core/keys/key-store.ts';
 import { parseScopes } from '../../core/keys/scopes.ts';
 import { EstateError } from '../../errors.ts';
-import { addDataDirOptions, localContext } from '../common-options.ts';
+import { addDataDirOptions, withLocalContext } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
+import { addOutputOptions, type OutputOptions } from '../output/output-options.ts';
 
-type Print = (body: unknown, options: { json?: boolean }, columns?: string[]) => void | Promise<void>;
+type Print = (body: unknown, options: OutputOptions, columns?: string[]) => void | Promise<void>;
 
 interface CreateOptions {
   user: string;
@@ -16,6 +17,7 @@ interface CreateOptions {
   json?: boolean;
   dataDir?: string;
   config?: string;
+  store?: string;
 }
 
 const LIST_COLUMNS = ['key_id', 'user_id', 'name', 'scopes', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
@@ -45,8 +47,7 @@ export function keysCommand(io: CliIO, print: Print): Command {
       const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
       const now = new Date();
       const expiresAt = options.expires === undefined ? undefined : new Date(now.getTime() + parseDuration(options.expires, '--expires'));
-      const { dataDir } = localContext(options, io);
-      const { info, key } = await createKey(dataDir, { userId: options.user, name: options.name, scopes, expiresAt, now });
+      const { info, key } = await withLocalContext(options, io, (ctx) => ctx.store.credentials.create({ userId: options.user, name: options.name, scopes, expiresAt, now }));
       if (options.json) {
         const body = { key_id: info.key_id, user_id: info.user_id, key, scopes: info.scopes, expires_at: info.expires_at };
         io.stdout(`${JSON.stringify(body, null, 2)}\n`);
@@ -58,13 +59,11 @@ export function keysCommand(io: CliIO, print: Print): Command {
       }
     });
 
-  const list = new Command('list')
-    .description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)')
-    .option('--json', 'print JSON')
+  const list = addOutputOptions(new Command('list').description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)'))
     .addHelpText('after', '\nExamples:\n  $ estate keys list\n  $ estate keys list --json\n')
-    .action(async (options: { json?: boolean; dataDir?: string; config?: string }) => {
+    .action(async (options: OutputOptions & { dataDir?: string; config?: string; store?: string }) => {
       const now = new Date();
-      const items = listKeys(localContext(options, io).dataDir).map((k) => ({ ...k, status: keyStatus(k, now) }));
+      const items = (await withLocalContext(options, io, (ctx) => ctx.store.credentials.list())).map((k) => ({ ...k, status: keyStatus(k, now) }));
       await print({ items, count: items.length }, options, LIST_COLUMNS);
     });
 
@@ -73,8 +72,8 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .argument('<key_id>', 'the id shown by `estate keys list`')
     .option('--json', 'print the revoked key as JSON')
     .addHelpText('after', '\nExamples:\n  $ estate keys revoke 3f9a1c2b7d4e\n')
-    .action(async (keyId: string, options: { json?: boolean; dataDir?: string; config?: string }) => {
-      const info = await revokeKey(localContext(options, io).dataDir, keyId);
+    .action(async (keyId: string, options: { json?: boolean; dataDir?: string; config?: string; store?: string }) => {
+      const info = await withLocalContext(options, io, (ctx) => ctx.store.credentials.revoke(keyId, new Date()));
       if (!info) throw new EstateError('not_found', `no key with id ${keyId}`);
       await print(info, options);
     });

@@ -14,6 +14,7 @@ import { LOG_FORMATS, type LogFormat, serveLogSink } from '../serve-log.ts';
 interface ServeOptions {
   dataDir?: string;
   config?: string;
+  store?: string;
   host?: string;
   port?: string;
   demo?: boolean;
@@ -37,9 +38,8 @@ export function serveCommand(io: CliIO): Command {
   cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
-    const [{ copyDemoEstate }, { createKey }, { createApp }, { listen, listenLimits }] = await Promise.all([
+    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }] = await Promise.all([
       import('../../core/demo-estate.ts'),
-      import('../../core/keys/key-store.ts'),
       import('../../server/create-app.ts'),
       import('../../server/listen.ts'),
     ]);
@@ -64,28 +64,35 @@ export function serveCommand(io: CliIO): Command {
       const host = options.host ?? config.serve?.host ?? '127.0.0.1';
       const port = parsePort(options.port ?? config.serve?.port ?? 8080);
       if (stopped) return;
-      const ctx = createContext(dataDir, config);
-      // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
-      const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
-      const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: sink.log });
-      let running;
+      const ctx = createContext(dataDir, config, undefined, options.store);
       try {
-        running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
-      } catch (err) {
+        // A store that cannot be used (unreachable, schema too new or not migrated) stops the start, saying why.
+        await ctx.store.ready();
+        if (stopped) return;
+        // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
+        const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
+        const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: sink.log });
+        let running;
+        try {
+          running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
+        } catch (err) {
+          await app.close();
+          throw listenError(err, host, port);
+        }
+        io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
+        if (options.demo) {
+          const { key } = await ctx.store.credentials.create({ userId: 'demo', name: 'demo key' });
+          io.stdout(demoBanner(running.url, key));
+        }
+        const signal = await io.stopSignal;
+        io.stderr(`estate: ${signal} received, draining requests\n`);
+        await app.closeStreams();
+        await running.close();
         await app.close();
-        throw listenError(err, host, port);
+        sink.flush();
+      } finally {
+        await ctx.store.close();
       }
-      io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
-      if (options.demo) {
-        const { key } = await createKey(dataDir, { userId: 'demo', name: 'demo key' });
-        io.stdout(demoBanner(running.url, key));
-      }
-      const signal = await io.stopSignal;
-      io.stderr(`estate: ${signal} received, draining requests\n`);
-      await app.closeStreams();
-      await running.close();
-      await app.close();
-      sink.flush();
     } finally {
       cancelAtExit();
       if (tempDir) await rm(tempDir, { recursive: true, force: true });

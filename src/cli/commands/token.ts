@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.ts';
 import { parseScopes } from '../../core/keys/scopes.ts';
-import { addDataDirOptions, localContext } from '../common-options.ts';
+import { addDataDirOptions, withLocalContext } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 
 interface CreateOptions {
@@ -11,6 +11,7 @@ interface CreateOptions {
   json?: boolean;
   dataDir?: string;
   config?: string;
+  store?: string;
 }
 
 export function tokenCommand(io: CliIO): Command {
@@ -31,8 +32,7 @@ export function tokenCommand(io: CliIO): Command {
       const { createToken, MAX_TOKEN_TTL_MS } = await import('../../core/keys/tokens.ts');
       const ttlMs = parseDuration(options.ttl, '--ttl', MAX_TOKEN_TTL_MS);
       const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
-      const { dataDir } = localContext(options, io);
-      const issued = await createToken(dataDir, { userId: options.user, ttlMs, scopes });
+      const issued = await withLocalContext(options, io, (ctx) => createToken(ctx.store.tokenSecret, { userId: options.user, ttlMs, scopes }));
       if (options.json) io.stdout(`${JSON.stringify({ token: issued.token, user_id: issued.user_id, expires_at: issued.expires_at }, null, 2)}\n`);
       else {
         io.stdout(`${issued.token}\n`);

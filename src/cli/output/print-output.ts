@@ -8,7 +8,7 @@ import { listItems, selectFields } from './select-fields.ts';
 // Where an answer goes and in which form. stdout gets only the data: a
 // list's footer (`2 items · limit: 2`) follows a table on a terminal, and
 // otherwise goes to stderr when that is a terminal; a list's errors always
-// reach stderr, one line each, when they are not in the output itself.
+// reach stderr, one line each, when they are not shown on stdout.
 
 export interface PrintSettings {
   /** Colour on a terminal, unless NO_COLOR. */
@@ -57,12 +57,15 @@ export function terminalWidth(io: CliIO): number {
   return io.columns && io.columns > 0 ? io.columns : 80;
 }
 
+/** A list's footer on stderr when that is a terminal; its errors (`errors`, `error`, `*_error`) there always. */
 function footerToStderr(io: CliIO, body: unknown): void {
   if (!isPlainObject(body) || !Array.isArray(body.items)) return;
+  const meta = Object.entries(body).filter(([k, v]) => k !== 'items' && k !== 'count' && v !== null && typeof v !== 'object' && v !== 0);
+  const isError = (k: string) => k === 'error' || k.endsWith('_error');
   if (io.stderrIsTTY) {
-    const meta = Object.entries(body).filter(([k, v]) => k !== 'items' && k !== 'count' && v !== null && typeof v !== 'object' && v !== 0);
     const n = body.items.length;
-    io.stderr(`${escapeControls([`${n} item${n === 1 ? '' : 's'}`, ...meta.map(([k, v]) => `${k}: ${String(v)}`)].join('  ·  '))}\n`);
+    io.stderr(`${escapeControls([`${n} item${n === 1 ? '' : 's'}`, ...meta.filter(([k]) => !isError(k)).map(([k, v]) => `${k}: ${String(v)}`)].join('  ·  '))}\n`);
   }
+  for (const [k, v] of meta) if (isError(k)) io.stderr(`estate: ${escapeControls(`${k}: ${String(v)}`)}\n`);
   if (Array.isArray(body.errors)) for (const e of body.errors) io.stderr(`estate: ${escapeControls(typeof e === 'string' ? e : JSON.stringify(e))}\n`);
 }

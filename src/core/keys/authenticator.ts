@@ -1,16 +1,19 @@
-import type { Principal } from '../../api/context.ts';
-import { KeyCache, keyIdOf, matchKey, secretsEqual, SCOPES } from './key-store.ts';
+import type { Principal } from './principal.ts';
+import type { Credentials, TokenSecret } from '../store/store.ts';
+import { keyIdOf, matchKey, secretsEqual, SCOPES } from './key-store.ts';
 import { TokenVerifier } from './tokens.ts';
 import { UsageRecorder } from './usage-recorder.ts';
 
 /** Decides who a presented secret belongs to; undefined when it is not a valid credential. */
 export type Authenticator = (secret: string) => Promise<Principal | undefined>;
 
-/** An authenticator that watches the data dir; `close` stops watching and waits for pending last-used writes. */
+/** An authenticator; `close` waits for pending last-used writes (the store's caches are the store's to close). */
 export type ClosableAuthenticator = Authenticator & { close: () => Promise<void> };
 
 export interface AuthenticatorOptions {
-  dataDir: string;
+  /** The store's credential store and token secret. */
+  credentials: Credentials;
+  tokenSecret: TokenSecret;
   /** ESTATE_API_KEY: a key of user `operator` with every scope. */
   envApiKey?: string | undefined;
   now?: () => Date;
@@ -20,15 +23,14 @@ export interface AuthenticatorOptions {
 
 /**
  * Tries ESTATE_API_KEY, then the key store, then a bearer token. Every
- * comparison of secrets is constant-time. Keys created or revoked in
- * keys.json, and a replaced token secret, take effect without a restart.
- * A key-shaped secret checked against a keys.json that cannot be read or
- * parsed throws `unavailable` (503): the secret may be genuine.
+ * comparison of secrets is constant-time. Keys created or revoked in the
+ * store, and a replaced token secret, take effect without a restart (see
+ * Credentials.lookup). A key-shaped secret checked against a credential
+ * store that cannot be read throws `unavailable` (503): it may be genuine.
  */
 export function createAuthenticator(options: AuthenticatorOptions): ClosableAuthenticator {
-  const keys = new KeyCache(options.dataDir);
-  const tokens = new TokenVerifier(options.dataDir);
-  const usage = new UsageRecorder(options.dataDir, options.onUsageError);
+  const tokens = new TokenVerifier(options.tokenSecret);
+  const usage = new UsageRecorder((keyId, at) => options.credentials.touch(keyId, at), options.onUsageError);
   const now = options.now ?? (() => new Date());
   const authenticate: Authenticator = async (secret) => {
     if (!secret) return undefined;
@@ -36,9 +38,11 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
       return { userId: 'operator', keyId: 'env', scopes: SCOPES };
     }
     const at = now();
-    // Only a key-shaped secret needs keys.json: a broken credential store
+    // Only a key-shaped secret needs the credential store: a broken one
     // (503) does not stop bearer tokens.
-    const record = keyIdOf(secret) === undefined ? undefined : matchKey(keys.get(), secret, at);
+    const keyId = keyIdOf(secret);
+    const stored = keyId === undefined ? undefined : await options.credentials.lookup(keyId);
+    const record = keyId === undefined ? undefined : matchKey(stored ? [stored] : [], secret, at);
     if (record) {
       usage.note(record, at);
       return { userId: record.user_id, keyId: record.key_id, scopes: record.scopes };
@@ -46,8 +50,6 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
     return tokens.verify(secret, at);
   };
   const close = async () => {
-    keys.close();
-    tokens.close();
     await usage.settle();
   };
   return Object.assign(authenticate, { close });

@@ -1,12 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Scope } from '../../api/context.ts';
+import type { Scope } from './principal.ts';
 import { EstateError } from '../../errors.ts';
 import { writeFileAtomic } from '../atomic-write.ts';
 import { dataPath } from '../data-files.ts';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
-import { readDataFile, readDataFileSync } from '../open-data-file.ts';
+import { fileRefusal, readDataFile, readDataFileSync } from '../open-data-file.ts';
 import { SCOPES } from './scopes.ts';
 import { WatchedFile } from './watched-file.ts';
 
@@ -84,14 +84,17 @@ export function readKeys(dataDir: string): KeyRecord[] {
 
 /**
  * The state of keys.json for a readiness probe: `ok` (also when there is
- * none), `corrupt`, or the error code that failed its read. Never throws.
+ * none), `corrupt`, `refused: link` or `refused: not a regular file` (see
+ * openDataFile), or the error code that failed its read. Never throws.
  */
 export async function keyStoreHealth(dataDir: string): Promise<string> {
   let text: string;
   try {
     text = await readDataFile(dataPath(dataDir, 'keys'));
   } catch (err) {
-    return isNotFound(err) ? 'ok' : errnoCode(err);
+    if (isNotFound(err)) return 'ok';
+    const refused = fileRefusal(err);
+    return refused ? `refused: ${refused}` : errnoCode(err);
   }
   return keyFile.safeParse(safeJson(text)).success ? 'ok' : 'corrupt';
 }
@@ -138,8 +141,11 @@ export interface CreateKeyOptions {
   now?: Date;
 }
 
-/** Creates a key and returns it with its secret, the only time the secret exists outside the caller. */
-export async function createKey(dataDir: string, options: CreateKeyOptions): Promise<{ info: KeyInfo; key: string }> {
+/**
+ * A new key's record and its secret, the options checked (`validation`
+ * errors): what every store's `credentials.create` stores.
+ */
+export function newKey(options: CreateKeyOptions): { record: KeyRecord; key: string } {
   assertUserId(options.userId);
   if (options.name !== undefined && (options.name.length > MAX_NAME || /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(options.name))) {
     throw new EstateError('validation', `invalid name: at most ${MAX_NAME} characters, no control characters or bidi overrides`);
@@ -160,9 +166,20 @@ export async function createKey(dataDir: string, options: CreateKeyOptions): Pro
     revoked_at: null,
     last_used_at: null,
   };
-  await updateKeys(dataDir, (keys) => keys.push(record));
+  return { record, key };
+}
+
+/** A key as shown to people: the record without its hash. */
+export function keyInfo(record: KeyRecord): KeyInfo {
   const { hash: _hash, ...info } = record;
-  return { info, key };
+  return info;
+}
+
+/** Creates a key and returns it with its secret, the only time the secret exists outside the caller. */
+export async function createKey(dataDir: string, options: CreateKeyOptions): Promise<{ info: KeyInfo; key: string }> {
+  const { record, key } = newKey(options);
+  await updateKeys(dataDir, (keys) => keys.push(record));
+  return { info: keyInfo(record), key };
 }
 
 export function listKeys(dataDir: string): KeyInfo[] {

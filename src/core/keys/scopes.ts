@@ -1,4 +1,4 @@
-import type { Scope } from '../../api/context.ts';
+import type { Scope } from './principal.ts';
 import { EstateError } from '../../errors.ts';
 
 /** Every scope a credential can hold: `read` opens GET routes, `write` opens POST and DELETE routes. */

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { EstateError } from '../../errors.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { readDataFile, readDataFileSync } from '../open-data-file.ts';
+import type { TokenSecret } from '../store/store.ts';
+import { WatchedFile } from './watched-file.ts';
 
 // The key that signs and checks bearer tokens: 32 random bytes, as 64 hex
 // digits and a newline, in `<data dir>/token-secret`, mode 0600. Replacing or
@@ -59,4 +61,21 @@ export async function ensureTokenSecret(dataDir: string): Promise<Uint8Array> {
     await unlink(temp).catch(() => {});
   }
   return decode(await readDataFile(file), file);
+}
+
+/**
+ * The data dir's token secret as a Store's `tokenSecret`: `current()` is
+ * re-read when the file changes (watched, and a stat at most once a second),
+ * so deleting it (every token dies) needs no restart. `close` stops the watcher.
+ */
+export function dataDirTokenSecret(dataDir: string, options: { watch?: boolean } = {}): TokenSecret & { close: () => void } {
+  let watched: WatchedFile<Uint8Array | undefined> | undefined;
+  return {
+    ensure: () => ensureTokenSecret(dataDir),
+    current: async () => {
+      watched ??= new WatchedFile(tokenSecretPath(dataDir), (file) => (file ? readTokenSecret(dataDir) : undefined), options);
+      return watched.get();
+    },
+    close: () => watched?.close(),
+  };
 }

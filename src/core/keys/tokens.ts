@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import type { Principal, Scope } from '../../api/context.ts';
+import type { Principal, Scope } from './principal.ts';
 import { EstateError } from '../../errors.ts';
 import { assertUserId, USER_ID } from './key-store.ts';
 import { SCOPES } from './scopes.ts';
-import { ensureTokenSecret, readTokenSecret, tokenSecretPath } from './token-secret.ts';
-import { WatchedFile } from './watched-file.ts';
+import type { TokenSecret } from '../store/store.ts';
+import { ensureTokenSecret } from './token-secret.ts';
 
 // Bearer access tokens are JWTs signed with HS256 by the data dir's token
 // secret. Claims: iss `estate`, sub = user, scope = space-separated scopes,
@@ -32,8 +32,8 @@ export interface CreateTokenOptions {
   now?: Date;
 }
 
-/** Signs a token for a user, creating the data dir's token secret on first use. */
-export async function createToken(dataDir: string, options: CreateTokenOptions): Promise<IssuedToken> {
+/** Signs a token for a user with the store's token secret (`secret`), or a data dir's; the secret is created on first use. */
+export async function createToken(secret: TokenSecret | string, options: CreateTokenOptions): Promise<IssuedToken> {
   assertUserId(options.userId);
   if (!(options.ttlMs >= 1000 && options.ttlMs <= MAX_TOKEN_TTL_MS)) {
     throw new EstateError('validation', 'a token lives between 1 second and 30 days');
@@ -49,7 +49,7 @@ export async function createToken(dataDir: string, options: CreateTokenOptions):
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(randomBytes(12).toString('base64url'))
-    .sign(await ensureTokenSecret(dataDir));
+    .sign(await (typeof secret === 'string' ? ensureTokenSecret(secret) : secret.ensure()));
   return { token, user_id: options.userId, scopes, expires_at: new Date(exp * 1000).toISOString() };
 }
 
@@ -59,20 +59,20 @@ export function looksLikeToken(presented: string): boolean {
 }
 
 /**
- * Checks bearer tokens for a running server. The secret is re-read when the
- * file changes, so deleting it (every token dies) needs no restart.
+ * Checks bearer tokens for a running server against the store's token
+ * secret as it is now (a replaced or deleted secret needs no restart).
  */
 export class TokenVerifier {
-  readonly #secret: WatchedFile<Uint8Array | undefined>;
+  readonly #secret: TokenSecret;
 
-  constructor(dataDir: string, options: { watch?: boolean } = {}) {
-    this.#secret = new WatchedFile(tokenSecretPath(dataDir), (file) => (file ? readTokenSecret(dataDir) : undefined), options);
+  constructor(secret: TokenSecret) {
+    this.#secret = secret;
   }
 
   /** The principal a token stands for; undefined when it is malformed, tampered, wrongly signed, expired or not ours. */
   async verify(presented: string, now: Date): Promise<Principal | undefined> {
     if (!looksLikeToken(presented)) return undefined;
-    const secret = this.#secret.get();
+    const secret = await this.#secret.current();
     if (!secret) return undefined;
     let payload: Record<string, unknown>;
     try {
@@ -91,9 +91,5 @@ export class TokenVerifier {
     const scopes = SCOPES.filter((s) => words.includes(s));
     if (!scopes.length || scopes.length !== words.length) return undefined;
     return { userId: sub, keyId: 'token', scopes };
-  }
-
-  close(): void {
-    this.#secret.close();
   }
 }

@@ -1,4 +1,4 @@
-import { type KeyRecord, touchKey } from './key-store.ts';
+import type { KeyRecord } from './key-store.ts';
 
 const EVERY_MS = 60_000;
 
@@ -9,13 +9,14 @@ const EVERY_MS = 60_000;
  * on a later use.
  */
 export class UsageRecorder {
-  readonly #dataDir: string;
+  readonly #touch: (keyId: string, at: Date) => Promise<void>;
   readonly #onError: (err: unknown) => void;
   readonly #writtenAt = new Map<string, number>();
   readonly #pending = new Set<Promise<void>>();
 
-  constructor(dataDir: string, onError: (err: unknown) => void = () => {}) {
-    this.#dataDir = dataDir;
+  /** `touch`: the store's `credentials.touch`. */
+  constructor(touch: (keyId: string, at: Date) => Promise<void>, onError: (err: unknown) => void = () => {}) {
+    this.#touch = touch;
     this.#onError = onError;
   }
 
@@ -24,7 +25,7 @@ export class UsageRecorder {
     const last = Math.max(stored, this.#writtenAt.get(record.key_id) ?? -Infinity);
     if (at.getTime() - last < EVERY_MS) return;
     this.#writtenAt.set(record.key_id, at.getTime());
-    const write = touchKey(this.#dataDir, record.key_id, at)
+    const write = this.#touch(record.key_id, at)
       .catch((err: unknown) => {
         this.#writtenAt.delete(record.key_id);
         this.#onError(err);

@@ -1,7 +1,7 @@
-import { type FSWatcher, lstatSync, watch } from 'node:fs';
-import path from 'node:path';
+import { lstatSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { isNotFound } from '../fs-errors.ts';
+import { type LogWatcher, watchFile } from '../watch-log.ts';
 
 export interface WatchedFileOptions {
   /** How old a check may be before `get` looks at the file again, even with no watcher event (default 1000 ms). */
@@ -23,7 +23,7 @@ export class WatchedFile<T> {
   readonly #file: string;
   readonly #load: (file: string | undefined) => T;
   readonly #recheckMs: number;
-  #watcher: FSWatcher | undefined;
+  #watcher: LogWatcher | undefined;
   #stale = true;
   #checkedAt = 0;
   #stamp: string | undefined;
@@ -53,7 +53,7 @@ export class WatchedFile<T> {
 
   /** Stops watching; later calls re-stat the file every time. */
   close(): void {
-    this.#watcher?.close();
+    void this.#watcher?.close();
     this.#watcher = undefined;
   }
 
@@ -69,15 +69,7 @@ export class WatchedFile<T> {
   }
 
   #startWatcher(): void {
-    const name = path.basename(this.#file);
-    try {
-      // Not persistent: a forgotten watcher never keeps the process alive.
-      this.#watcher = watch(path.dirname(this.#file), { persistent: false }, (_event, changed) => {
-        if (changed === null || changed === name) this.#stale = true;
-      });
-      this.#watcher.on('error', () => this.close());
-    } catch {
-      this.#watcher = undefined;
-    }
+    // Not persistent: a forgotten watcher never keeps the process alive.
+    this.#watcher = watchFile(this.#file, () => (this.#stale = true), () => (this.#stale = true), { persistent: false });
   }
 }

@@ -1,0 +1,124 @@
+import type { EstateConfig } from '../../config.ts';
+import type { FacetFilter } from '../jsonl/indexed-file.ts';
+import type { JsonRecord } from '../jsonl/parse-record.ts';
+import { keyedLog, writeKeyed, type KeyedLogSpec } from '../keyed-log.ts';
+import { createKey, KeyCache, keyStoreHealth, listKeys, revokeKey, touchKey } from '../keys/key-store.ts';
+import { dataDirTokenSecret } from '../keys/token-secret.ts';
+import { ENTRIES } from '../publishing.ts';
+import type { RecordLog } from '../record-log.ts';
+import { createRun, deleteRun, getRun, listRuns } from '../training.ts';
+import { type LogWatcher, watchFile } from '../watch-log.ts';
+import { COMPLETIONS } from '../work.ts';
+import type { Credentials, KeyedRecords, Store, TrainingRuns } from './store.ts';
+
+/** How often a log with subscribers is checked even without a watcher event (network file systems). */
+const POLL_MS = 5000;
+
+/**
+ * The default store: today's data dir files (DESIGN.md section 3) behind the
+ * Store interface. `work/completions.jsonl` and `publishing/entries.jsonl`
+ * are RecordLogs (record-log.ts), training runs one file each
+ * (training.ts), keys in keys.json (key-store.ts), the token secret in
+ * `token-secret` (token-secret.ts). Subscriptions are served by one watcher
+ * per log plus a periodic check, started with the first subscriber.
+ */
+export function createDataDirStore(dataDir: string, _config?: EstateConfig): Store {
+  const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
+  const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
+  const tokenSecret = dataDirTokenSecret(dataDir);
+  let keyCache: KeyCache | undefined;
+  const credentials: Credentials = {
+    create: (options) => createKey(dataDir, options),
+    list: async () => listKeys(dataDir),
+    revoke: (keyId, now) => revokeKey(dataDir, keyId, now),
+    touch: (keyId, at) => touchKey(dataDir, keyId, at),
+    lookup: async (keyId) => (keyCache ??= new KeyCache(dataDir)).get().find((k) => k.key_id === keyId),
+    health: () => keyStoreHealth(dataDir),
+  };
+  const training: TrainingRuns = {
+    create: (userId, fields, limits, now) => createRun(dataDir, userId, fields, limits, now),
+    get: (userId, runId) => getRun(dataDir, userId, runId),
+    list: (userId) => listRuns(dataDir, userId),
+    delete: (userId, runId) => deleteRun(dataDir, userId, runId),
+  };
+  return {
+    kind: 'data-dir',
+    describe: () => 'data dir',
+    completions,
+    entries,
+    training,
+    credentials,
+    tokenSecret,
+    ready: async () => {},
+    health: async () => ({ credential_store: await credentials.health() }),
+    close: async () => {
+      await Promise.all([completions.close(), entries.close()]);
+      keyCache?.close();
+      tokenSecret.close();
+    },
+  };
+}
+
+class DataDirRecords implements KeyedRecords {
+  readonly spec: KeyedLogSpec;
+  readonly log: RecordLog;
+  #subscribers = 0;
+  #watcher: LogWatcher | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  readonly #onErrors = new Set<(err: unknown) => void>();
+
+  constructor(spec: KeyedLogSpec, log: RecordLog) {
+    this.spec = spec;
+    this.log = log;
+  }
+
+  write(input: object, now: () => Date) {
+    return writeKeyed(this.log, this.spec, input, now);
+  }
+
+  newest(limit: number, where?: FacetFilter) {
+    return this.log.newest(limit, where);
+  }
+
+  get(id: string) {
+    return this.log.find(this.spec.id.field, id);
+  }
+
+  since(after: string, limit: number, where?: FacetFilter) {
+    return this.log.since(after === 'start' ? 'start' : { facet: this.spec.id.field, value: after }, limit, where);
+  }
+
+  refresh() {
+    return this.log.refresh();
+  }
+
+  async subscribe(listener: (records: JsonRecord[]) => void, onError?: (err: unknown) => void): Promise<() => Promise<void>> {
+    const unsubscribe = this.log.subscribe(listener);
+    // A closure of its own, so two subscriptions passing one function are two entries.
+    const report = (err: unknown) => onError?.(err);
+    this.#onErrors.add(report);
+    if (this.#subscribers++ === 0) {
+      const fail = (err: unknown) => this.#onErrors.forEach((f) => f(err));
+      const refresh = () => void this.log.refresh().catch(fail);
+      this.#watcher = watchFile(this.log.file, refresh, fail);
+      this.#poll = setInterval(refresh, POLL_MS);
+      this.#poll.unref();
+    }
+    let ended = false;
+    return async () => {
+      if (ended) return;
+      ended = true;
+      unsubscribe();
+      this.#onErrors.delete(report);
+      if (--this.#subscribers === 0) await this.close();
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    const watcher = this.#watcher;
+    this.#watcher = undefined;
+    await watcher?.close();
+  }
+}

@@ -1,0 +1,102 @@
+import { EstateError } from '../../errors.ts';
+import { COMPLETIONS } from '../work.ts';
+import { ENTRIES } from '../publishing.ts';
+import { createDataDirStore } from './data-dir-store.ts';
+import type { KeyedRecords, Store, StoreOptions } from './store.ts';
+
+/** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
+export function isPostgresSpec(spec: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(spec);
+}
+
+/**
+ * A store URL as it may be shown (errors, logs, /readyz): scheme, user, host,
+ * port and database; never the password or the query (which may hold one).
+ */
+export function describeStoreUrl(spec: string): string {
+  try {
+    const url = new URL(spec);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+    return `${url.protocol}//${user}${url.host}${url.pathname}`;
+  } catch {
+    return 'postgres (an invalid URL)';
+  }
+}
+
+/**
+ * The store a spec names: the data dir's for none (or `data-dir`), a
+ * PostgreSQL store for a `postgres://` / `postgresql://` URL. Synchronous:
+ * the PostgreSQL module (and its driver) is imported at the store's first
+ * use, so commands that never touch the store never load it. Anything else
+ * is a `usage` error.
+ */
+export function openStore(spec: string | undefined, options: StoreOptions): Store {
+  if (spec === undefined || spec === '' || spec === 'data-dir') return createDataDirStore(options.dataDir, options.config);
+  if (isPostgresSpec(spec)) return lazyStore('postgres', describeStoreUrl(spec), () => loadPostgres(spec, options));
+  throw new EstateError('usage', `invalid store "${spec.replace(/:[^@/]*@/, ':***@')}": use a postgres:// or postgresql:// URL, or data-dir for the data dir`);
+}
+
+async function loadPostgres(url: string, options: StoreOptions): Promise<Store> {
+  let mod: { openPostgresStore?: unknown };
+  try {
+    mod = (await import('./postgres-store.ts')) as { openPostgresStore?: unknown };
+  } catch (err) {
+    throw new EstateError('usage', `PostgreSQL store not available: ${(err as Error).message}`, { cause: err });
+  }
+  if (typeof mod.openPostgresStore !== 'function') throw new EstateError('usage', 'PostgreSQL store not available in this build of estate');
+  return (mod.openPostgresStore as (url: string, options: StoreOptions) => Promise<Store>)(url, options);
+}
+
+/** A store whose implementation loads at first use; a load that fails is tried again at the next use. */
+function lazyStore(kind: Store['kind'], description: string, load: () => Promise<Store>): Store {
+  let loading: Promise<Store> | undefined;
+  const store = (): Promise<Store> => {
+    loading ??= load().catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    });
+    return loading;
+  };
+  const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec']): KeyedRecords => ({
+    spec,
+    write: async (input, now) => pick(await store()).write(input, now),
+    newest: async (limit, where) => pick(await store()).newest(limit, where),
+    get: async (id) => pick(await store()).get(id),
+    since: async (after, limit, where) => pick(await store()).since(after, limit, where),
+    subscribe: async (listener, onError) => pick(await store()).subscribe(listener, onError),
+    refresh: async () => pick(await store()).refresh(),
+  });
+  return {
+    kind,
+    describe: () => description,
+    completions: records((s) => s.completions, COMPLETIONS),
+    entries: records((s) => s.entries, ENTRIES),
+    training: {
+      create: async (userId, fields, limits, now) => (await store()).training.create(userId, fields, limits, now),
+      get: async (userId, runId) => (await store()).training.get(userId, runId),
+      list: async (userId) => (await store()).training.list(userId),
+      delete: async (userId, runId) => (await store()).training.delete(userId, runId),
+    },
+    credentials: {
+      create: async (options) => (await store()).credentials.create(options),
+      list: async () => (await store()).credentials.list(),
+      revoke: async (keyId, now) => (await store()).credentials.revoke(keyId, now),
+      touch: async (keyId, at) => (await store()).credentials.touch(keyId, at),
+      lookup: async (keyId) => (await store()).credentials.lookup(keyId),
+      health: async () => (await store().catch(() => undefined))?.credentials.health() ?? 'unavailable',
+    },
+    tokenSecret: {
+      ensure: async () => (await store()).tokenSecret.ensure(),
+      current: async () => (await store()).tokenSecret.current(),
+    },
+    ready: async () => (await store()).ready(),
+    health: async () => {
+      const loaded = await store().catch(() => undefined);
+      return loaded ? loaded.health() : { store: 'unavailable', credential_store: 'skipped' };
+    },
+    close: async () => {
+      const loaded = loading && (await loading.catch(() => undefined));
+      await loaded?.close();
+    },
+  };
+}

@@ -1,0 +1,328 @@
+import { randomBytes } from 'node:crypto';
+import type { FacetFilter } from '../../jsonl/indexed-file.ts';
+import type { JsonRecord } from '../../jsonl/parse-record.ts';
+import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
+import type { LogPage } from '../../record-log.ts';
+import type { KeyedRecords } from '../store.ts';
+import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import type { Notifications } from './notifications.ts';
+
+// A keyed record log in a table of migrations.ts (completions, entries).
+//
+// Writes: each key is stored once by the table's unique constraints
+// (INSERT … ON CONFLICT DO NOTHING); a write that inserted nothing reads the
+// stored row and is a replay or a conflict. Writes waiting at once go in one
+// transaction (one commit for the batch). The transaction takes a lock of
+// its log before inserting, so event ids are given in commit order: a reader
+// that has seen event N has seen every event below N, and catching up by
+// `event_id > N` (subscriptions, resumed streams) never skips a record.
+// The transaction NOTIFYs the log's channel with the newest event id.
+
+/** Writes waiting at once are stored in transactions of at most this many. */
+const MAX_BATCH = 512;
+/** Rows read per query when catching up. */
+const PAGE = 1000;
+/** How often a log with subscribers checks for records and for a lost LISTEN, notifications or not. */
+const POLL_MS = 1000;
+/** First key of the advisory locks of the record logs ("estl"); the second is the table's number. */
+const LOG_LOCK = 0x6573746c;
+
+export interface RecordsTable {
+  name: 'completions' | 'entries';
+  /** Second key of its advisory lock. */
+  lockId: number;
+}
+
+interface PendingWrite {
+  fields: JsonRecord;
+  now: () => Date;
+  resolve: (result: KeyedWriteResult) => void;
+  reject: (err: unknown) => void;
+}
+
+type Listener = (records: JsonRecord[]) => void;
+
+/** Records as one json parameter (they hold only JSON values: they came from a parsed body). */
+function asJson(sql: Pick<Sql, 'json'>, records: JsonRecord[]) {
+  return sql.json(records as unknown as JSONValue);
+}
+
+export class PostgresRecords implements KeyedRecords {
+  readonly spec: KeyedLogSpec;
+  readonly #sql: Sql;
+  readonly #table: RecordsTable;
+  readonly #store: string;
+  readonly #notifications: () => Notifications;
+  /** Columns filled from the record: its key fields and facets (the id goes to `id`). */
+  readonly #columns: string[];
+  #pending: PendingWrite[] = [];
+  #flushing: Promise<void> | undefined;
+  // Subscriptions: one cursor (the last event id delivered) for all listeners of this log.
+  readonly #listeners = new Set<Listener>();
+  readonly #onErrors = new Set<(err: unknown) => void>();
+  #cursor: string | undefined;
+  #pumping: Promise<void> | undefined;
+  #again = false;
+  #failing = false;
+  #poll: NodeJS.Timeout | undefined;
+  #unlisten: (() => Promise<void>) | undefined;
+  #starting: Promise<void> | undefined;
+
+  constructor(sql: Sql, spec: KeyedLogSpec, table: RecordsTable, store: string, notifications: () => Notifications) {
+    this.#sql = sql;
+    this.spec = spec;
+    this.#table = table;
+    this.#store = store;
+    this.#notifications = notifications;
+    this.#columns = [...new Set([...spec.key, ...spec.facets])];
+  }
+
+  get #channel(): string {
+    return `estate_${this.#table.name}`;
+  }
+
+  /** A record as stored by the data dir: id first, the client's fields in order, the time last (jsonb keeps no order). */
+  #ordered(record: JsonRecord): JsonRecord {
+    const out: JsonRecord = {};
+    for (const f of [this.spec.id.field, ...this.spec.fields, this.spec.time]) if (record[f] !== undefined) out[f] = record[f];
+    for (const [f, v] of Object.entries(record)) if (!(f in out)) out[f] = v;
+    return out;
+  }
+
+  #facetColumn(where: FacetFilter | undefined): string | undefined {
+    if (!where) return undefined;
+    if (!this.spec.facets.includes(where.facet)) throw new Error(`${where.facet} is not a facet of ${this.#table.name}`);
+    return where.facet;
+  }
+
+  write(input: object, now: () => Date): Promise<KeyedWriteResult> {
+    const fields = pick(input, this.spec.fields);
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ fields, now, resolve, reject });
+      this.#flushing ??= this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    try {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, MAX_BATCH);
+        try {
+          const results = await withinDeadline(this.#store, () => this.#writeBatch(batch));
+          batch.forEach((w, i) => w.resolve(results[i] as KeyedWriteResult));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      this.#flushing = undefined;
+    }
+  }
+
+  #newRecord(w: PendingWrite): JsonRecord {
+    return { [this.spec.id.field]: `${this.spec.id.prefix}${randomBytes(8).toString('hex')}`, ...w.fields, [this.spec.time]: w.now().toISOString() };
+  }
+
+  async #writeBatch(batch: PendingWrite[]): Promise<KeyedWriteResult[]> {
+    const { spec } = this;
+    const table = this.#table.name;
+    const cols = this.#columns;
+    const keyOf = (r: JsonRecord) => JSON.stringify(spec.key.map((f) => r[f]));
+    const insertText =
+      `INSERT INTO ${table} (id, ${cols.join(', ')}, record) ` +
+      `SELECT r->>'${spec.id.field}', ${cols.map((c) => `r->>'${c}'`).join(', ')}, r FROM jsonb_array_elements($1::jsonb) AS r ` +
+      'ON CONFLICT DO NOTHING RETURNING id, event_id';
+    const [k1, k2] = spec.key;
+    const existingText = `SELECT record FROM ${table} WHERE (${k1}, ${k2}) IN (SELECT r->>'${k1}', r->>'${k2}' FROM jsonb_array_elements($1::jsonb) AS r)`;
+    return this.#sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${LOG_LOCK}, ${this.#table.lockId})`;
+      const results: (KeyedWriteResult | undefined)[] = batch.map(() => undefined);
+      let todo = batch.map((w, i) => ({ w, i }));
+      let newest: string | undefined;
+      // A second round only for an id already taken (64 random bits: practically never).
+      for (let round = 0; todo.length > 0 && round < 5; round++) {
+        const records = todo.map(({ w }) => this.#newRecord(w));
+        const inserted = await tx.unsafe(insertText, [asJson(tx, records)]);
+        const insertedIds = new Map<string, string>(inserted.map((row) => [String(row.id), String(row.event_id)]));
+        for (const row of inserted) if (newest === undefined || BigInt(row.event_id) > BigInt(newest)) newest = String(row.event_id);
+        const rest: typeof todo = [];
+        const restRecords: JsonRecord[] = [];
+        todo.forEach((t, n) => {
+          const record = records[n] as JsonRecord;
+          if (insertedIds.has(record[spec.id.field] as string)) results[t.i] = { outcome: 'created', record, differing: [] };
+          else {
+            rest.push(t);
+            restRecords.push(record);
+          }
+        });
+        todo = rest;
+        if (rest.length === 0) break;
+        const stored = await tx.unsafe(existingText, [asJson(tx, restRecords)]);
+        const byKey = new Map(stored.map((row) => [keyOf(row.record as JsonRecord), this.#ordered(row.record as JsonRecord)]));
+        todo = [];
+        for (const t of rest) {
+          const existing = byKey.get(keyOf(t.w.fields));
+          if (!existing) todo.push(t);
+          else {
+            const diff = differing(existing, t.w.fields, spec.fields);
+            results[t.i] = { outcome: diff.length === 0 ? 'replayed' : 'conflict', record: existing, differing: diff };
+          }
+        }
+      }
+      if (todo.length > 0) throw new Error(`could not find a free ${spec.id.field} for ${table}`);
+      if (newest !== undefined) await tx`SELECT pg_notify(${this.#channel}, ${newest})`;
+      return results as KeyedWriteResult[];
+    });
+  }
+
+  newest(limit: number, where?: FacetFilter): Promise<LogPage> {
+    const facet = this.#facetColumn(where);
+    return withinDeadline(this.#store, async () => {
+      const rows = facet
+        ? await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE ${this.#sql(facet)} = ${where?.value ?? ''} ORDER BY event_id DESC LIMIT ${limit}`
+        : await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} ORDER BY event_id DESC LIMIT ${limit}`;
+      return { records: rows.map((r) => this.#ordered(r.record as JsonRecord)), skipped: 0 };
+    });
+  }
+
+  get(id: string): Promise<JsonRecord | undefined> {
+    return withinDeadline(this.#store, async () => {
+      const [row] = await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE id = ${id}`;
+      return row ? this.#ordered(row.record as JsonRecord) : undefined;
+    });
+  }
+
+  since(after: string, limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
+    const facet = this.#facetColumn(where);
+    const table = this.#sql(this.#table.name);
+    return withinDeadline(this.#store, async () => {
+      let from = '0';
+      if (after !== 'start') {
+        const [row] = await this.#sql`SELECT event_id FROM ${table} WHERE id = ${after}`;
+        if (!row) return undefined;
+        from = String(row.event_id);
+      }
+      const rows = facet
+        ? await this.#sql`SELECT record FROM (SELECT event_id, record FROM ${table} WHERE event_id > ${from} AND ${this.#sql(facet)} = ${where?.value ?? ''} ORDER BY event_id DESC LIMIT ${limit}) AS page ORDER BY event_id`
+        : await this.#sql`SELECT record FROM (SELECT event_id, record FROM ${table} WHERE event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}) AS page ORDER BY event_id`;
+      return rows.map((r) => this.#ordered(r.record as JsonRecord));
+    });
+  }
+
+  async subscribe(listener: Listener, onError?: (err: unknown) => void): Promise<() => Promise<void>> {
+    if (this.#listeners.size === 0 && this.#cursor === undefined) {
+      this.#starting ??= this.#start().finally(() => (this.#starting = undefined));
+      await this.#starting;
+    } else {
+      await this.#starting;
+      // Everything already written goes to the listeners already there.
+      await this.refresh();
+    }
+    const own: Listener = (records) => listener(records);
+    const report = (err: unknown) => onError?.(err);
+    this.#listeners.add(own);
+    this.#onErrors.add(report);
+    let ended = false;
+    return async () => {
+      if (ended) return;
+      ended = true;
+      this.#listeners.delete(own);
+      this.#onErrors.delete(report);
+      if (this.#listeners.size === 0) await this.#stop();
+    };
+  }
+
+  /** First subscriber: LISTEN, then start from the newest event (anything committed later has a higher id). */
+  async #start(): Promise<void> {
+    const unlisten = await withinDeadline(this.#store, () => this.#notifications().listen(this.#channel, () => this.#wake()));
+    try {
+      const [row] = await withinDeadline(this.#store, () => this.#sql`SELECT coalesce(max(event_id), 0)::text AS newest FROM ${this.#sql(this.#table.name)}`);
+      this.#cursor = String(row?.newest ?? '0');
+    } catch (err) {
+      await unlisten();
+      throw err;
+    }
+    this.#unlisten = unlisten;
+    this.#poll = setInterval(() => {
+      void this.#notifications()
+        .ensure()
+        .catch(() => {})
+        .then(() => this.#wake());
+    }, POLL_MS);
+    this.#poll.unref();
+  }
+
+  async #stop(): Promise<void> {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    this.#cursor = undefined;
+    const unlisten = this.#unlisten;
+    this.#unlisten = undefined;
+    await unlisten?.();
+  }
+
+  #wake(): void {
+    void this.refresh().catch(() => {});
+  }
+
+  /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
+  refresh(): Promise<void> {
+    if (this.#cursor === undefined) return Promise.resolve();
+    if (this.#pumping) {
+      this.#again = true;
+      return this.#pumping;
+    }
+    this.#pumping = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#pump();
+        } while (this.#again);
+      } finally {
+        this.#pumping = undefined;
+      }
+    })();
+    return this.#pumping;
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      for (;;) {
+        const cursor = this.#cursor;
+        if (cursor === undefined) return;
+        const rows = await withinDeadline(
+          this.#store,
+          () => this.#sql`SELECT event_id::text AS event, record FROM ${this.#sql(this.#table.name)} WHERE event_id > ${cursor} ORDER BY event_id LIMIT ${PAGE}`,
+        );
+        if (this.#cursor !== cursor) return;
+        const last = rows.at(-1);
+        if (last) {
+          this.#cursor = String(last.event);
+          const records = rows.map((r) => this.#ordered(r.record as JsonRecord));
+          for (const listener of [...this.#listeners]) {
+            try {
+              listener(records);
+            } catch {
+              // A listener's failure is its own.
+            }
+          }
+        }
+        this.#failing = false;
+        if (rows.length < PAGE) return;
+      }
+    } catch (err) {
+      // Reported once per outage; the poll keeps trying.
+      if (!this.#failing) for (const report of [...this.#onErrors]) report(err);
+      this.#failing = true;
+      throw err;
+    }
+  }
+
+  /** Ends the subscriptions and waits for the writes under way. */
+  async close(): Promise<void> {
+    await this.#flushing;
+    this.#listeners.clear();
+    this.#onErrors.clear();
+    await this.#stop();
+  }
+}

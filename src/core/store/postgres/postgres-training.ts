@@ -1,0 +1,43 @@
+import { newRunRecord, quotaExceeded, RUN_ID, trainingRunSchema, type TrainingRun } from '../../training.ts';
+import type { TrainingRuns } from '../store.ts';
+import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
+
+/** First key of the per-user advisory locks that keep the run quota against concurrent creators ("estt"). */
+const TRAINING_LOCK = 0x65737474;
+
+/** Training runs in `training_runs`: one row per run, each read only by its user. */
+export function postgresTraining(sql: Sql, store: string): TrainingRuns {
+  const parse = (run: unknown, runId: string): TrainingRun | undefined => {
+    const parsed = trainingRunSchema.safeParse(run);
+    return parsed.success && parsed.data.run_id === runId ? parsed.data : undefined;
+  };
+  return {
+    create: (userId, fields, limits, now) => {
+      const run = newRunRecord(userId, fields, limits, now);
+      return withinDeadline(store, () =>
+        sql.begin(async (tx) => {
+          await tx`SELECT pg_advisory_xact_lock(${TRAINING_LOCK}, hashtext(${userId}))`;
+          const [row] = await tx`SELECT count(*)::int AS n FROM training_runs WHERE user_id = ${userId}`;
+          const count = Number(row?.n ?? 0);
+          if (count >= limits.maxRunsPerUser) throw quotaExceeded(userId, count);
+          await tx`INSERT INTO training_runs (run_id, user_id, created_at, run) VALUES (${run.run_id}, ${userId}, ${run.created_at}, ${tx.json(run as unknown as JSONValue)})`;
+          return run;
+        }),
+      );
+    },
+    get: async (userId, runId) => {
+      if (!RUN_ID.test(runId)) return undefined;
+      const [row] = await withinDeadline(store, () => sql`SELECT run FROM training_runs WHERE run_id = ${runId} AND user_id = ${userId}`);
+      return row ? parse(row.run, runId) : undefined;
+    },
+    list: async (userId) => {
+      const rows = await withinDeadline(store, () => sql`SELECT run_id, run FROM training_runs WHERE user_id = ${userId} ORDER BY created_at COLLATE "C" DESC, run_id COLLATE "C" DESC`);
+      return rows.flatMap((row) => parse(row.run, String(row.run_id)) ?? []);
+    },
+    delete: async (userId, runId) => {
+      if (!RUN_ID.test(runId)) return false;
+      const rows = await withinDeadline(store, () => sql`DELETE FROM training_runs WHERE run_id = ${runId} AND user_id = ${userId} RETURNING run_id`);
+      return rows.length > 0;
+    },
+  };
+}

@@ -1,0 +1,167 @@
+// INTERFACE READY
+import type { EstateConfig } from '../../config.ts';
+import type { FacetFilter } from '../jsonl/indexed-file.ts';
+import type { JsonRecord } from '../jsonl/parse-record.ts';
+import type { KeyedLogSpec, KeyedWriteResult } from '../keyed-log.ts';
+import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts';
+import type { LogPage } from '../record-log.ts';
+import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
+
+export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
+
+// The Store boundary: everything estate itself writes and reads back (the
+// keyed record logs, training runs, the credential store, the token signing
+// secret) goes through one Store, which handlers receive as `ctx.store`.
+// The series and state files other tools write (trends, disk, pulse, builds,
+// state, repos) and the config are not in it: they are read from the data dir.
+//
+// Contracts every implementation keeps (test/store-contract.test.ts runs the
+// same suite against each):
+// - Every method is async; none hangs: an unreachable backend fails within a
+//   bounded time with EstateError 'unavailable' (503) naming the store by
+//   `describe()`, never by a password or an absolute path.
+// - A write that resolves is durable (data dir: fsync'd; PostgreSQL: committed).
+// - Records are the JSON objects of DESIGN.md section 4, field for field.
+
+/**
+ * One kind of record written once per key (work completions: key (board,
+ * task_id), facet board; published entries: key (target_site, slug), facets
+ * target_site and content_type). Its `spec` says which.
+ */
+export interface KeyedRecords {
+  readonly spec: KeyedLogSpec;
+  /**
+   * Stores `input`'s `spec.fields` once per key: `created` when new (durable
+   * when this resolves), `replayed` when the same fields were stored before
+   * (nothing written; the stored record), `conflict` when other fields were
+   * (the stored record, and `differing`: the client fields whose values
+   * differ). Absent and null optional fields are the same. The id is
+   * `spec.id.prefix` + 16 hex digits, the time `now().toISOString()`.
+   * Concurrent writers anywhere (processes, hosts) get exactly one `created` per key.
+   */
+  write(input: object, now: () => Date): Promise<KeyedWriteResult>;
+  /**
+   * The newest `limit` records, newest first (write order), all or of one
+   * facet value (`where.facet` one of `spec.facets`). `skipped` counts stored
+   * lines passed over that are not records (always 0 where none can exist).
+   */
+  newest(limit: number, where?: FacetFilter): Promise<LogPage>;
+  /** The record whose id (`spec.id.field`) is `id`. */
+  get(id: string): Promise<JsonRecord | undefined>;
+  /**
+   * The records written after the one with id `after` (every record, for
+   * `'start'`), oldest first, the newest `limit` of them when there are more;
+   * optionally of one facet value. undefined when `after` names no record.
+   */
+  since(after: string, limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined>;
+  /**
+   * Calls `listener` with each batch of records that appear, written by any
+   * process or replica, in write order. Resolves once live: every record
+   * written after it resolves reaches the listener (one also returned by a
+   * concurrent `since` may come again: dedupe by id). Listener failures are
+   * ignored; a failure of the notification machinery goes to `onError` and
+   * the subscription keeps trying. The returned function ends it.
+   */
+  subscribe(listener: (records: JsonRecord[]) => void, onError?: (err: unknown) => void): Promise<() => Promise<void>>;
+  /**
+   * Catches up now: subscribers get what was written elsewhere and not yet
+   * delivered (a fallback for a missed notification), and later reads start
+   * warm. Concurrent calls may share one pass.
+   */
+  refresh(): Promise<void>;
+}
+
+/**
+ * Training runs, per user: a run of another user is answered exactly as a
+ * run that does not exist. Run ids are `run_` + 16 hex digits.
+ */
+export interface TrainingRuns {
+  /**
+   * Creates a queued run owned by `userId`. Refuses params over
+   * `limits.maxParamsBytes` (`payload_too_large`) and a run past
+   * `limits.maxRunsPerUser` (`validation`, loc ["body"], type `quota_exceeded`),
+   * also against concurrent creators elsewhere.
+   */
+  create(userId: string, fields: NewRun, limits: TrainingLimits, now: Date): Promise<TrainingRun>;
+  /** The run, if it exists and belongs to `userId`; any string is accepted as `runId`. */
+  get(userId: string, runId: string): Promise<TrainingRun | undefined>;
+  /** The runs of `userId`, newest first (created_at, then run_id, descending). */
+  list(userId: string): Promise<TrainingRun[]>;
+  /** Deletes the run if it exists and belongs to `userId`; false otherwise. */
+  delete(userId: string, runId: string): Promise<boolean>;
+}
+
+/**
+ * The credential store: API keys (only their SHA-256 hashes), their scopes,
+ * expiry, revocation and last use. Build records with `newKey` (key-store.ts)
+ * so every store validates and formats them alike.
+ */
+export interface Credentials {
+  /** Creates a key; returns it with its secret, the only time the secret exists outside the caller. */
+  create(options: CreateKeyOptions): Promise<{ info: KeyInfo; key: string }>;
+  /** Every key, without hashes, in creation order. An unreadable store is `unavailable`. */
+  list(): Promise<KeyInfo[]>;
+  /** Marks a key revoked (keeps the first revocation time); undefined when there is no such key. */
+  revoke(keyId: string, now: Date): Promise<KeyInfo | undefined>;
+  /** Records a use at `at` unless a later one is recorded; a missing key is left alone; never undoes a revocation. */
+  touch(keyId: string, at: Date): Promise<void>;
+  /**
+   * The key record with id `keyId`, for authentication, from a cache: a key
+   * created or revoked by any process or replica is seen within 3 s (data
+   * dir: on the next call after the file changes, 1 s at worst). A store that
+   * cannot be read is `unavailable` (a presented key may be genuine).
+   */
+  lookup(keyId: string): Promise<KeyRecord | undefined>;
+  /** For readiness: `ok`, `corrupt`, or a short error code. Never throws. */
+  health(): Promise<string>;
+}
+
+/** The key that signs and checks bearer tokens (32 bytes); replacing or removing it invalidates every token. */
+export interface TokenSecret {
+  /** The secret, created on first use; concurrent first uses anywhere agree on one. */
+  ensure(): Promise<Uint8Array>;
+  /** The secret as a verifier sees it (cached; a change is seen within 3 s), or undefined when none was ever made. */
+  current(): Promise<Uint8Array | undefined>;
+}
+
+export type StoreKind = 'data-dir' | 'postgres';
+
+export interface Store {
+  readonly kind: StoreKind;
+  /** Names the store for errors, logs and /readyz: `data dir`, `postgres://host:5432/db`; never a password or an absolute path. */
+  describe(): string;
+  completions: KeyedRecords;
+  entries: KeyedRecords;
+  training: TrainingRuns;
+  credentials: Credentials;
+  tokenSecret: TokenSecret;
+  /**
+   * Checks that the store can be used now (PostgreSQL: reachable, schema at
+   * the version this build needs); throws EstateError 'unavailable' (or
+   * 'usage' for a schema that needs `estate migrate` / a newer estate) saying
+   * what is wrong. A server calls it before listening.
+   */
+  ready(): Promise<void>;
+  /**
+   * Named checks for /readyz, each `ok` or a short code (never a path or a
+   * password); never throws, answers within a bounded time. Data dir:
+   * `{ credential_store }`; PostgreSQL: `{ store, credential_store }`.
+   */
+  health(): Promise<Record<string, string>>;
+  /** Stops watchers, listeners and connections; waits for background writes. */
+  close(): Promise<void>;
+}
+
+/** What a store is opened with. `env` is the environment as config.ts reads it (PGPASSWORD, PGPASSFILE…). */
+export interface StoreOptions {
+  dataDir: string;
+  config: EstateConfig;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * What `src/core/store/postgres-store.ts` exports (loaded only for a
+ * `postgres://` or `postgresql://` spec): `openPostgresStore(url, options)`.
+ * It may connect lazily; `ready()` is where a bad URL or server shows.
+ */
+export type OpenPostgresStore = (url: string, options: StoreOptions) => Promise<Store>;

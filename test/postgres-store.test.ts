@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { chmod, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import postgres from 'postgres';
+import { migrateStore } from '../src/core/store/postgres/migrate.ts';
+import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
+import { VERSION } from '../src/version.ts';
+import { runEstate } from './helpers/cli.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { startServer } from './helpers/server.ts';
+
+// The PostgreSQL store against a real PostgreSQL server (test/helpers/postgres.ts):
+// `estate migrate`, the schema version check at start, and a server whose
+// PostgreSQL goes away. The behaviour both stores share is in store-contract.test.ts.
+
+async function postgresOrSkip(t: TestContext, options: { dedicated?: boolean } = {}): Promise<TestPostgres | undefined> {
+  const pg = await startPostgres(t, options);
+  if (!pg) t.skip('PostgreSQL is not installed (apt-get install postgresql)');
+  return pg;
+}
+
+/** Runs `statement` in the test's database, as its owner. */
+async function query(pg: TestPostgres, statement: string): Promise<postgres.RowList<postgres.Row[]>> {
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    return await sql.unsafe(statement);
+  } finally {
+    await sql.end();
+  }
+}
+
+const completion = (taskId: string) => ({ task_id: taskId, board: 'ops', assignee: 'ana', title: `task ${taskId}` });
+
+test('estate migrate creates the schema once, with the password from PGPASSWORD, a PGPASSFILE or ESTATE_STORE', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  const first = await runEstate(['migrate', '--store', pg.urlWithoutPassword, '--data-dir', dir], { env: { PGPASSWORD: pg.password } });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, new RegExp(`^applied 1: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
+  const tables = await query(pg, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+  assert.deepEqual(
+    tables.map((r) => r.table_name),
+    ['api_keys', 'completions', 'entries', 'schema_version', 'token_secret', 'training_runs'],
+  );
+
+  const passfile = path.join(dir, 'pgpass');
+  await writeFile(passfile, `# estate\n127.0.0.1:${pg.port}:${pg.database}:postgres:${pg.password}\n`);
+  await chmod(passfile, 0o600);
+  const again = await runEstate(['migrate', '--json', '--data-dir', dir], { env: { ESTATE_STORE: pg.urlWithoutPassword, PGPASSFILE: passfile } });
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(again.json, { store: `postgres://postgres@127.0.0.1:${pg.port}/${pg.database}`, from: SCHEMA_VERSION, to: SCHEMA_VERSION, applied: [] });
+  const versions = await query(pg, 'SELECT version, applied_by FROM schema_version ORDER BY version');
+  assert.deepEqual(
+    versions.map((r) => [r.version, r.applied_by]),
+    [[1, `estate ${VERSION}`]],
+  );
+});
+
+test('estate migrate: a wrong password or no PostgreSQL store is a clear error that never shows the password', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  const wrong = pg.url.replace(pg.password, 'not-the-password-5f3a');
+  const refused = await runEstate(['migrate', '--store', wrong, '--data-dir', dir]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /the store postgres:\/\/postgres@127\.0\.0\.1:\d+\/estate_test_\w+ is unavailable \(authentication failed\)/);
+  assert.ok(!refused.stderr.includes('not-the-password-5f3a'));
+  assert.equal(refused.stdout, '');
+
+  const none = await runEstate(['migrate', '--data-dir', dir]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /estate migrate needs a PostgreSQL store: pass --store postgres:\/\/… or set ESTATE_STORE/);
+});
+
+test('a store without the schema: estate serve refuses to start and says to run estate migrate; other commands say so too', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  const serve = await runEstate(['serve', '--port', '0', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(serve.code, 2, serve.stderr);
+  assert.match(serve.stderr, /has no estate schema yet; this estate needs version 1: run estate migrate/);
+  assert.ok(!serve.stderr.includes(pg.password));
+
+  const feed = await runEstate(['work', 'feed', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(feed.code, 1);
+  assert.match(feed.stderr, /unavailable \(schema missing\): run estate migrate/);
+});
+
+test('a store with a newer schema: estate serve and estate migrate refuse, saying which version this estate needs', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  await migrateStore(pg.url, {}, VERSION);
+  const newer = SCHEMA_VERSION + 1;
+  await query(pg, `INSERT INTO schema_version (version, description, applied_by) VALUES (${newer}, 'from the future', 'estate 99.0.0')`);
+  const expected = new RegExp(`has schema version ${newer}, newer than this estate knows; it needs version ${SCHEMA_VERSION}: upgrade estate`);
+  const serve = await runEstate(['serve', '--port', '0', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(serve.code, 2, serve.stderr);
+  assert.match(serve.stderr, expected);
+  const migrate = await runEstate(['migrate', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(migrate.code, 2, migrate.stderr);
+  assert.match(migrate.stderr, expected);
+  assert.equal((await query(pg, 'SELECT max(version)::int AS v FROM schema_version'))[0]?.v, newer, 'nothing was changed');
+});
+
+test('PostgreSQL stopped: writes and reads are 503 with Retry-After naming the store, /readyz is 503, and the server recovers with no restart', async (t) => {
+  const pg = await postgresOrSkip(t, { dedicated: true });
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  await migrateStore(pg.url, {}, VERSION);
+  const server = await startServer(t, dir, { env: { ESTATE_STORE: pg.url } });
+  const { key } = await server.ctx.store.credentials.create({ userId: 'alice' });
+  const headers = { 'X-API-Key': key };
+  const post = (taskId: string) => server.request('POST', '/work/complete', { headers, body: completion(taskId) });
+  const acknowledged = await post('t1');
+  assert.equal(acknowledged.status, 201, acknowledged.text);
+  assert.equal((await server.get('/readyz')).status, 200);
+  const described = `postgres://postgres@127.0.0.1:${pg.port}/${pg.database}`;
+
+  await pg.halt();
+  for (const r of [await post('t2'), await server.get('/work/feed', headers), await server.get('/training/runs', headers)]) {
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.headers.get('retry-after'), '5');
+    assert.ok(r.json.detail.includes(`the store ${described} is unavailable`), r.json.detail);
+    assert.ok(!r.text.includes(pg.password));
+  }
+  const ready = await server.get('/readyz');
+  assert.equal(ready.status, 503);
+  assert.match(ready.json.detail, /^not ready: store failed \(connection refused\)/);
+  assert.equal((await server.get('/healthz')).status, 200);
+  const cli = await runEstate(['work', 'feed', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(cli.code, 1);
+  assert.match(cli.stderr, /is unavailable \(connection refused\)/);
+  assert.ok(!cli.stderr.includes(pg.password));
+
+  await pg.resume();
+  const replay = await post('t1');
+  assert.equal(replay.status, 200, 'the write acknowledged before the outage is still there');
+  assert.deepEqual(replay.json, acknowledged.json);
+  assert.equal((await post('t2')).status, 201);
+  assert.equal((await server.get('/readyz')).status, 200);
+  const feed = await server.get('/work/feed', headers);
+  assert.deepEqual(
+    feed.json.items.map((r: { task_id: string }) => r.task_id),
+    ['t2', 't1'],
+  );
+});

@@ -1,0 +1,241 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import { EstateError } from '../src/errors.ts';
+import { storesUnderTest } from './helpers/stores.ts';
+import { waitUntil } from './helpers/wait-until.ts';
+
+// One behavioural suite for every Store (src/core/store/store.ts): the data
+// dir's, and PostgreSQL's where a server is available. What a store must do
+// is written once here, so the stores cannot drift apart.
+
+const at = (ms: number) => () => new Date(Date.UTC(2026, 0, 1) + ms);
+const completion = (task: string, board = 'ops', extra: Record<string, unknown> = {}) => ({ task_id: task, board, assignee: 'ana', title: `Task ${task}`, ...extra });
+const entry = (slug: string, site = 'blog', type = 'post') => ({ title: `Piece ${slug}`, slug, content_type: type, target_site: site });
+const LIMITS = { maxRunsPerUser: 2, maxParamsBytes: 64 };
+
+for (const kind of storesUnderTest()) {
+  const open = async (t: test.TestContext) => {
+    const opened = await kind.open(t);
+    if (!opened) t.skip(`the ${kind.name} store is not available here`);
+    return opened;
+  };
+
+  test(`${kind.name}: a keyed write is created once, replayed when the same, a conflict when not`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { completions } = opened.store;
+    const first = await completions.write(completion('EST-1', 'ops', { commit_sha: 'abc' }), at(0));
+    assert.equal(first.outcome, 'created');
+    assert.match(String(first.record.id), /^wc_[0-9a-f]{16}$/);
+    assert.equal(first.record.completed_at, at(0)().toISOString());
+    assert.deepEqual(Object.keys(first.record), ['id', 'task_id', 'board', 'assignee', 'title', 'commit_sha', 'completed_at']);
+    assert.deepEqual(first.differing, []);
+
+    // Absent and null optional fields are the same request.
+    const replay = await completions.write(completion('EST-1', 'ops', { commit_sha: 'abc', summary: null }), at(5));
+    assert.equal(replay.outcome, 'replayed');
+    assert.deepEqual(replay.record, first.record);
+
+    const conflict = await completions.write(completion('EST-1', 'ops', { title: 'Another', commit_sha: 'abc' }), at(9));
+    assert.equal(conflict.outcome, 'conflict');
+    assert.deepEqual(conflict.record, first.record);
+    assert.deepEqual(conflict.differing, ['title']);
+
+    // The same task on another board is another record.
+    assert.equal((await completions.write(completion('EST-1', 'garden'), at(10))).outcome, 'created');
+  });
+
+  test(`${kind.name}: concurrent writers of one key, through two store instances, get exactly one created`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    const writes = Array.from({ length: 24 }, (_, i) => (i % 2 ? other : opened.store).entries.write(entry('same'), at(i)));
+    const results = await Promise.all(writes);
+    assert.equal(results.filter((r) => r.outcome === 'created').length, 1);
+    assert.equal(results.filter((r) => r.outcome === 'replayed').length, 23);
+    assert.equal(new Set(results.map((r) => r.record.entry_id)).size, 1);
+    assert.equal((await opened.store.entries.newest(100)).records.length, 1);
+  });
+
+  test(`${kind.name}: pages are newest first, limited, and filtered by facet`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { completions, entries } = opened.store;
+    for (const [i, board] of ['ops', 'garden', 'ops', 'research', 'ops'].entries()) await completions.write(completion(`T-${i}`, board), at(i * 1000));
+    const page = await completions.newest(3);
+    assert.deepEqual(page.records.map((r) => r.task_id), ['T-4', 'T-3', 'T-2']);
+    assert.equal(page.skipped, 0);
+    assert.deepEqual((await completions.newest(10, { facet: 'board', value: 'ops' })).records.map((r) => r.task_id), ['T-4', 'T-2', 'T-0']);
+    assert.deepEqual((await completions.newest(1, { facet: 'board', value: 'ops' })).records.map((r) => r.task_id), ['T-4']);
+    assert.deepEqual((await completions.newest(10, { facet: 'board', value: 'none' })).records, []);
+
+    await entries.write(entry('a', 'blog', 'post'), at(0));
+    await entries.write(entry('b', 'docs', 'post'), at(1));
+    await entries.write(entry('c', 'blog', 'note'), at(2));
+    const ids = (records: JsonRecord[]) => records.map((r) => r.slug);
+    assert.deepEqual(ids((await entries.newest(10, { facet: 'target_site', value: 'blog' })).records), ['c', 'a']);
+    assert.deepEqual(ids((await entries.newest(10, { facet: 'content_type', value: 'post' })).records), ['b', 'a']);
+    assert.deepEqual(ids((await entries.newest(10)).records), ['c', 'b', 'a']);
+  });
+
+  test(`${kind.name}: a record is found by its id`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { record } = await opened.store.entries.write({ ...entry('found'), url: 'https://example.org/found' }, at(0));
+    assert.match(String(record.entry_id), /^pub_[0-9a-f]{16}$/);
+    assert.deepEqual(await opened.store.entries.get(String(record.entry_id)), record);
+    assert.equal(await opened.store.entries.get('pub_0000000000000000'), undefined);
+    const done = await opened.store.completions.write(completion('EST-9'), at(0));
+    assert.deepEqual(await opened.store.completions.get(String(done.record.id)), done.record);
+    // Ids of one kind are not ids of the other.
+    assert.equal(await opened.store.completions.get(String(record.entry_id)), undefined);
+  });
+
+  test(`${kind.name}: since resumes after an id, oldest first, bounded, optionally of one facet`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { completions } = opened.store;
+    const written: JsonRecord[] = [];
+    for (const [i, board] of ['ops', 'garden', 'ops', 'ops'].entries()) written.push((await completions.write(completion(`S-${i}`, board), at(i))).record);
+    const tasks = (records: JsonRecord[] | undefined) => records?.map((r) => r.task_id);
+    assert.deepEqual(tasks(await completions.since('start', 100)), ['S-0', 'S-1', 'S-2', 'S-3']);
+    assert.deepEqual(tasks(await completions.since('start', 2)), ['S-2', 'S-3'], 'the newest `limit`, oldest first');
+    assert.deepEqual(tasks(await completions.since(String(written[1]?.id), 100)), ['S-2', 'S-3']);
+    assert.deepEqual(tasks(await completions.since(String(written[0]?.id), 100, { facet: 'board', value: 'ops' })), ['S-2', 'S-3']);
+    assert.deepEqual(await completions.since(String(written[3]?.id), 100), []);
+    assert.equal(await completions.since('wc_ffffffffffffffff', 100), undefined, 'an unknown id');
+  });
+
+  test(`${kind.name}: subscribers get records written by this store and by another writer, until they unsubscribe`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    const seen: JsonRecord[] = [];
+    const unsubscribe = await opened.store.completions.subscribe((records) => seen.push(...records));
+    await opened.store.completions.write(completion('L-1'), at(0));
+    await other.completions.write(completion('L-2'), at(1));
+    const has = (task: string) => seen.some((r) => r.task_id === task);
+    await waitUntil('both completions reach the subscriber', async () => {
+      // refresh is the fallback for a missed notification; a live store needs none, a call must not hurt.
+      if (!has('L-2')) await opened.store.completions.refresh();
+      return has('L-1') && has('L-2');
+    });
+    const tasks = [...new Set(seen.map((r) => r.task_id))];
+    assert.deepEqual(tasks, ['L-1', 'L-2'], 'in write order');
+    await unsubscribe();
+    const count = seen.length;
+    await other.completions.write(completion('L-3'), at(2));
+    await opened.store.completions.refresh();
+    assert.equal(seen.length, count, 'nothing after unsubscribing');
+    assert.ok(!has('L-3'));
+  });
+
+  test(`${kind.name}: training runs belong to their user, within quotas`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { training } = opened.store;
+    const now = at(0)();
+    const first = await training.create('alice', { name: 'one', params: { lr: 0.1 } }, LIMITS, now);
+    assert.match(first.run_id, /^run_[0-9a-f]{16}$/);
+    assert.deepEqual(
+      { ...first, run_id: 'x' },
+      { run_id: 'x', user_id: 'alice', status: 'queued', name: 'one', model: null, dataset: null, params: { lr: 0.1 }, created_at: now.toISOString(), updated_at: now.toISOString() },
+    );
+    const second = await training.create('alice', {}, LIMITS, at(1000)());
+    const bobs = await training.create('bob', { model: 'm' }, LIMITS, now);
+    assert.deepEqual((await training.list('alice')).map((r) => r.run_id), [second.run_id, first.run_id], 'newest first');
+    assert.deepEqual((await training.list('bob')).map((r) => r.run_id), [bobs.run_id]);
+    assert.deepEqual(await training.list('carol'), []);
+    assert.deepEqual(await training.get('alice', first.run_id), first);
+    assert.equal(await training.get('bob', first.run_id), undefined, "another user's run does not exist");
+    assert.equal(await training.get('alice', '../../keys'), undefined);
+    assert.equal(await training.delete('bob', first.run_id), false);
+
+    await assert.rejects(training.create('alice', {}, LIMITS, now), (err: EstateError) => err.code === 'validation' && err.issues?.[0]?.type === 'quota_exceeded');
+    await assert.rejects(training.create('bob', { params: { big: 'x'.repeat(100) } }, LIMITS, now), (err: EstateError) => err.code === 'payload_too_large');
+    assert.equal(await training.delete('alice', first.run_id), true);
+    assert.equal(await training.delete('alice', first.run_id), false);
+    assert.equal(await training.get('alice', first.run_id), undefined);
+    assert.equal((await training.create('alice', {}, LIMITS, now)).status, 'queued', 'a deleted run frees its quota');
+
+    const other = await opened.another();
+    assert.deepEqual((await other.training.list('bob')).map((r) => r.run_id), [bobs.run_id], 'another instance sees the same runs');
+  });
+
+  test(`${kind.name}: keys are created, listed, looked up, touched and revoked; every instance sees it`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { credentials } = opened.store;
+    const other = await opened.another();
+    assert.deepEqual(await credentials.list(), []);
+    assert.equal(await credentials.health(), 'ok');
+    const now = at(0)();
+    const { info, key } = await credentials.create({ userId: 'alice', name: 'laptop', scopes: ['read'], now });
+    assert.match(key, new RegExp(`^est_${info.key_id}_[A-Za-z0-9_-]{32}$`));
+    assert.deepEqual(info, {
+      key_id: info.key_id,
+      user_id: 'alice',
+      name: 'laptop',
+      scopes: ['read'],
+      created_at: now.toISOString(),
+      expires_at: null,
+      revoked_at: null,
+      last_used_at: null,
+    });
+    const second = await credentials.create({ userId: 'bob', now: at(1)() });
+    assert.deepEqual(second.info.scopes, ['read', 'write'], 'every scope by default');
+    const listed = await credentials.list();
+    assert.deepEqual(listed.map((k) => k.key_id), [info.key_id, second.info.key_id]);
+    assert.ok(listed.every((k) => !('hash' in k)), 'no hash is listed');
+    await assert.rejects(credentials.create({ userId: 'not a user' }), (err: EstateError) => err.code === 'validation');
+
+    const found = await credentials.lookup(info.key_id);
+    assert.equal(found?.user_id, 'alice');
+    assert.match(String(found?.hash), /^sha256:[0-9a-f]{64}$/);
+    assert.equal(await credentials.lookup('000000000000'), undefined);
+    await waitUntil('another instance sees the new key', async () => (await other.credentials.lookup(info.key_id)) !== undefined);
+
+    await credentials.touch(info.key_id, at(60_000)());
+    await credentials.touch(info.key_id, at(30_000)());
+    assert.equal((await credentials.list())[0]?.last_used_at, at(60_000)().toISOString(), 'an earlier use never replaces a later one');
+    await credentials.touch('000000000000', at(1)());
+
+    const revoked = await other.credentials.revoke(info.key_id, at(120_000)());
+    assert.equal(revoked?.revoked_at, at(120_000)().toISOString());
+    assert.equal((await credentials.revoke(info.key_id, at(180_000)()))?.revoked_at, at(120_000)().toISOString(), 'the first revocation stands');
+    assert.equal(await credentials.revoke('000000000000', now), undefined);
+    await credentials.touch(info.key_id, at(240_000)());
+    const after = (await credentials.list()).find((k) => k.key_id === info.key_id);
+    assert.equal(after?.revoked_at, at(120_000)().toISOString(), 'a later use never undoes a revocation');
+    await waitUntil('this instance sees the revocation', async () => Boolean((await credentials.lookup(info.key_id))?.revoked_at));
+  });
+
+  test(`${kind.name}: the token secret is made once and stays the same everywhere`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    assert.equal(await opened.store.tokenSecret.current(), undefined, 'no secret before the first token');
+    const made = await Promise.all([opened.store.tokenSecret.ensure(), other.tokenSecret.ensure(), opened.store.tokenSecret.ensure()]);
+    assert.equal(made[0]?.length, 32);
+    for (const secret of made) assert.deepEqual(Buffer.from(secret), Buffer.from(made[0] as Uint8Array));
+    assert.deepEqual(Buffer.from(await opened.store.tokenSecret.ensure()), Buffer.from(made[0] as Uint8Array));
+    await waitUntil('the verifier side sees the secret', async () => {
+      const current = await other.tokenSecret.current();
+      return current !== undefined && Buffer.from(current).equals(Buffer.from(made[0] as Uint8Array));
+    });
+  });
+
+  test(`${kind.name}: describe names the store without a path or a password, and health is ok`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const text = opened.store.describe();
+    assert.ok(text.length > 0);
+    assert.ok(!text.includes(opened.dataDir), text);
+    assert.ok(!/:[^@/:]+@/.test(text), `no password in ${text}`);
+    await opened.store.ready();
+    const health = await opened.store.health();
+    assert.equal(health.credential_store, 'ok');
+    assert.ok(Object.values(health).every((v) => v === 'ok'), JSON.stringify(health));
+  });
+}
