@@ -12,7 +12,7 @@ import { newKey, startServer } from './helpers/server.ts';
 // commands, validation names a pattern in words, and the exit codes a cron
 // job acts on (4 credential, 5 conflict) are documented and returned.
 
-const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, stopSignal: new Promise<string>(() => {}) };
+const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, onStop: () => new Promise<string>(() => {}) };
 
 /** The description line of a `--help` text: the paragraph after `Usage:`. */
 const descriptionOf = (help: string): string => help.split('\n\n')[1]?.split('\n')[0] ?? '';

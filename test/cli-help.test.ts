@@ -7,7 +7,7 @@ import { runEstate } from './helpers/cli.ts';
 
 // Every command's --help ends with at least one example of that command.
 
-const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, stopSignal: new Promise<string>(() => {}) };
+const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, onStop: () => new Promise<string>(() => {}) };
 
 /** The `  $ …` lines under `Examples:` of a help text. */
 function examplesOf(text: string): string[] {

@@ -15,7 +15,7 @@ import { tempDataDir } from './helpers/data-dir.ts';
 // that they ask `estate __complete state-files` for (the data dir's state
 // folder, from --data-dir or ESTATE_DATA_DIR).
 
-const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, stopSignal: new Promise<string>(() => {}) };
+const io = { env: {}, stdout: () => {}, stderr: () => {}, isTTY: false, onStop: () => new Promise<string>(() => {}) };
 const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
 
 /** A folder with an `estate` command (the real binary) to put first on PATH, and the script of `shell` written in it. */

@@ -13,7 +13,8 @@ import { startServer } from './helpers/server.ts';
 
 type Json = Record<string, any>;
 
-const CREDENTIALS = [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { BearerAuth: [] }];
+/** Any one carrier, each naming the scope the route needs. */
+const credentials = (scope: string) => [{ ApiKeyHeader: [scope] }, { ApiKeyQuery: [scope] }, { BearerAuth: [scope] }];
 
 async function servedDocument(t: Parameters<typeof tempDataDir>[0]) {
   const server = await startServer(t, await tempDataDir(t));
@@ -30,9 +31,10 @@ function eachOperation(doc: Json): { path: string; method: string; operation: Js
 /** Every JSON Schema the document embeds: parameters, bodies, responses, components. */
 function eachSchema(doc: Json): [string, Json][] {
   const out: [string, Json][] = Object.entries(doc.components.schemas as Json).map(([n, s]) => [`components.schemas.${n}`, s as Json]);
-  for (const [n, r] of Object.entries(doc.components.responses as Json)) out.push([`components.responses.${n}`, (r as Json).content['application/json'].schema]);
+  for (const [n, r] of Object.entries(doc.components.responses as Json)) if ((r as Json).content) out.push([`components.responses.${n}`, (r as Json).content['application/json'].schema]);
+  for (const [n, h] of Object.entries({ ...doc.components.headers, ...doc.components.parameters } as Json)) out.push([`components ${n}`, (h as Json).schema]);
   for (const { path, method, operation } of eachOperation(doc)) {
-    for (const p of operation.parameters ?? []) out.push([`${method} ${path} ${p.name}`, p.schema]);
+    for (const p of operation.parameters ?? []) if (!p.$ref) out.push([`${method} ${path} ${p.name}`, p.schema]);
     if (operation.requestBody) out.push([`${method} ${path} body`, operation.requestBody.content['application/json'].schema]);
     for (const [status, r] of Object.entries(operation.responses as Json)) {
       for (const [type, media] of Object.entries(((r as Json).content ?? {}) as Json)) out.push([`${method} ${path} ${status} ${type}`, (media as Json).schema]);
@@ -126,12 +128,14 @@ test('security: the three credential carriers, on exactly the protected routes a
   for (const op of operations) {
     const operation = doc.paths[op.path][op.method.toLowerCase()];
     const needed = op.access === 'protected' || (op.access === 'user' && op.method !== 'GET');
-    const expected = op.access === 'public' ? [] : needed ? CREDENTIALS : [...CREDENTIALS, {}];
+    const scope = op.method === 'GET' ? 'read' : 'write';
+    const expected = op.access === 'public' ? [] : needed ? credentials(scope) : [...credentials(scope), {}];
     assert.deepEqual(operation.security, expected, `${op.id} (${op.access})`);
+    assert.equal(operation['x-required-scope'], op.access === 'public' ? undefined : scope, `${op.id} x-required-scope`);
     assert.equal('403' in operation.responses, op.access !== 'public', `${op.id}: 403 documented iff a credential is read`);
   }
   const seedProtected = ['/trends', '/disk', '/health/pulse', '/builds', '/events', '/state', '/stats', '/providers', '/repos', '/summary'];
-  for (const path of seedProtected) if (doc.paths[path]) assert.deepEqual(doc.paths[path].get.security, CREDENTIALS, path);
+  for (const path of seedProtected) if (doc.paths[path]) assert.deepEqual(doc.paths[path].get.security, credentials('read'), path);
   for (const path of ['/', '/healthz', '/health']) assert.deepEqual(doc.paths[path].get.security, [], path);
 });
 
@@ -163,8 +167,8 @@ test('responses: real success schemas, and 403/404/413/422 with the shared error
     if (op.input.body) assert.equal(doc.paths[op.path][op.method.toLowerCase()].requestBody.required, true);
   }
   assert.equal(doc.paths['/trends/latest'].get.responses['404'].$ref, '#/components/responses/NotFound');
-  const items = doc.paths['/trends'].get.responses['200'].content['application/json'].schema;
-  assert.deepEqual(items.required, ['items', 'count', 'limit', 'skipped_lines']);
+  assert.deepEqual(doc.paths['/trends'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/TrendPointPage' });
+  assert.deepEqual(schemas.TrendPointPage.required, ['items', 'count', 'limit', 'skipped_lines']);
 });
 
 test('buildOpenApi: request bodies use the input schema, responses the output schema, $defs move to components', () => {
@@ -200,7 +204,7 @@ test('buildOpenApi: request bodies use the input schema, responses the output sc
   assert.deepEqual(out.properties.owner, { $ref: '#/components/schemas/NamedOutput' }, 'the output variant of a shared schema has its own name');
   assert.equal(doc.components.schemas.NamedOutput.additionalProperties, false);
   assert.deepEqual(operation.responses['200'].content, operation.responses['201'].content, 'a replay status has the same body');
-  assert.deepEqual(Object.keys(operation.responses), ['200', '201', '403', '409', '413', '422', '429'], 'every rate-limited route documents 429');
+  assert.deepEqual(Object.keys(operation.responses), ['200', '201', '403', '409', '413', '415', '422', '429'], 'every rate-limited route documents 429, every body 415');
   assert.equal(operation.responses['409'].$ref, '#/components/responses/Conflict');
   assert.equal(operation.operationId, 'things_create');
   assert.equal(out.properties.size.maximum, undefined, 'the safe-integer bound of z.int() is left out');

@@ -3,6 +3,9 @@ import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import postgres from 'postgres';
+import { parseConfig } from '../src/config.ts';
+import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import { openPostgresStore } from '../src/core/store/postgres-store.ts';
 import { migrateStore } from '../src/core/store/postgres/migrate.ts';
 import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
 import { VERSION } from '../src/version.ts';
@@ -10,6 +13,7 @@ import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 import { startServer } from './helpers/server.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 // The PostgreSQL store against a real PostgreSQL server (test/helpers/postgres.ts):
 // `estate migrate`, the schema version check at start, and a server whose
@@ -147,4 +151,30 @@ test('PostgreSQL stopped: writes and reads are 503 with Retry-After naming the s
     feed.json.items.map((r: { task_id: string }) => r.task_id),
     ['t2', 't1'],
   );
+});
+
+test('a subscription outlives a PostgreSQL restart: what is written after it comes back reaches the listener, once', async (t) => {
+  const pg = await postgresOrSkip(t, { dedicated: true });
+  if (!pg) return;
+  await migrateStore(pg.url, {}, VERSION);
+  const options = { dataDir: '/nonexistent', config: parseConfig('{}', 'estate.config.json'), env: {} };
+  const [reader, writer] = [await openPostgresStore(pg.url, options), await openPostgresStore(pg.url, options)];
+  t.after(() => Promise.all([reader.close(), writer.close()]));
+  const seen: JsonRecord[] = [];
+  const errors: unknown[] = [];
+  const unsubscribe = await reader.completions.subscribe((records) => seen.push(...records), (err) => errors.push(err));
+  const now = () => new Date();
+  await writer.completions.write(completion('before'), now);
+  await waitUntil('the first record arrives', () => seen.length === 1, 10_000);
+
+  await pg.halt();
+  await waitUntil('the lost connection is reported', () => errors.length > 0, 10_000);
+  await pg.resume();
+  for (const id of ['after-1', 'after-2']) assert.equal((await writer.completions.write(completion(id), now)).outcome, 'created');
+  await waitUntil('the records written after the restart arrive', () => seen.length >= 3, 10_000);
+  assert.deepEqual(
+    seen.map((r) => r.task_id),
+    ['before', 'after-1', 'after-2'],
+  );
+  await unsubscribe();
 });

@@ -99,6 +99,7 @@ test('--watch is offered on the commands marked for it only; --interval is check
 test('trends --watch on a terminal: the screen is cleared before each rendering; Ctrl-C exits 0', { skip: !HAS_SCRIPT && 'needs script(1)' }, async (t) => {
   const dir = await tempDataDir(t);
   await addTrend(dir, { ts: '2026-01-01T00:00:00Z', cpu_pct: 11 });
+  // Values matched with their `%`: the title line's clock may hold any two digits.
   // `exec`: no shell stays in the terminal's foreground group to die of the Ctrl-C itself.
   const command = `exec ${[process.execPath, BIN, 'trends', '--watch', '--interval', '600', '--data-dir', dir].map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ')}`;
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm', COLUMNS: '120', NO_COLOR: '1' };
@@ -110,13 +111,13 @@ test('trends --watch on a terminal: the screen is cleared before each rendering;
   child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  await waitUntil('the first rendering', () => output.includes('11'), 10_000);
+  await waitUntil('the first rendering', () => output.includes('11%'), 10_000);
   await addTrend(dir, { ts: '2026-01-01T00:01:00Z', cpu_pct: 22 });
-  await waitUntil('the second rendering', () => output.includes('22'), 10_000);
+  await waitUntil('the second rendering', () => output.includes('22%'), 10_000);
   child.stdin.write('\x03'); // Ctrl-C, through the terminal: SIGINT to the foreground process
   assert.equal(await exited, 0, output);
   const screens = output.split(CLEAR).slice(1);
   assert.equal(screens.length, 2, JSON.stringify(output));
-  assert.ok(screens[0]?.includes('11') && !screens[0].includes('22'));
-  assert.ok(screens[1]?.includes('22') && screens[1].includes('11'));
+  assert.ok(screens[0]?.includes('11%') && !screens[0].includes('22%'));
+  assert.ok(screens[1]?.includes('22%') && screens[1].includes('11%'));
 });

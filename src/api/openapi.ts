@@ -258,14 +258,6 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', defs: Record<string
   if (!local) return json;
   delete json.$defs;
   const renamed = new Map<string, string>();
-  for (const [name, def] of Object.entries(local)) {
-    // The same zod schema can differ as input and as output (defaults, extra keys): each variant gets its own name.
-    const variant = `${name}${io === 'input' ? 'Input' : 'Output'}`;
-    const taken = (n: string) => defs[n] !== undefined && JSON.stringify(defs[n]) !== JSON.stringify(def);
-    let target = !taken(name) ? name : variant;
-    for (let n = 2; taken(target); n++) target = `${variant}${n}`;
-    renamed.set(name, target);
-  }
   const rewrite = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(rewrite);
     if (node === null || typeof node !== 'object') return node;
@@ -276,6 +268,16 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', defs: Record<string
     }
     return out;
   };
+  for (const [name, def] of Object.entries(local)) {
+    // The same zod schema can differ as input and as output (defaults, extra keys): each variant gets its own name.
+    // Compared as they would be stored (references as written so far), so the same model met again keeps its name.
+    const variant = `${name}${io === 'input' ? 'Input' : 'Output'}`;
+    const stored = JSON.stringify(rewrite(def));
+    const taken = (n: string) => defs[n] !== undefined && JSON.stringify(defs[n]) !== stored;
+    let target = !taken(name) ? name : variant;
+    for (let n = 2; taken(target); n++) target = `${variant}${n}`;
+    renamed.set(name, target);
+  }
   for (const [name, def] of Object.entries(local)) defs[renamed.get(name) as string] = rewrite(def) as JsonObject;
   return rewrite(json) as JsonObject;
 }

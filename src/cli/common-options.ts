@@ -21,9 +21,12 @@ export interface CommonOptions {
   debug?: boolean;
 }
 
+/** The one description of `--data-dir <dir>`, wherever a command takes it (`estate init` excepted: it creates one). */
+export const DATA_DIR_OPTION_TEXT = 'the data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)';
+
 export function addDataDirOptions(cmd: Command): Command {
   return cmd
-    .option('--data-dir <dir>', 'the data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
+    .option('--data-dir <dir>', DATA_DIR_OPTION_TEXT)
     .option('--config <file>', 'the config file (default: estate.config.json in the data dir)')
     .option('--store <url>', 'where estate keeps what it writes: a postgres:// URL, or data-dir (default: $ESTATE_STORE, else the config\'s store, else the data dir)');
 }

@@ -9,6 +9,7 @@ import { chooseOutput, type OutputOptions } from './output/output-options.ts';
 import { selectFields } from './output/select-fields.ts';
 import type { RemoteTarget } from './remote-call.ts';
 import { readAnswer, refuseRedirect } from './remote-answer.ts';
+import { refusalError } from './remote-refusal.ts';
 import { escapeControls } from './safe-text.ts';
 import { sseEvents } from './sse-events.ts';
 
@@ -16,7 +17,7 @@ const RECONNECT_MS = 2000;
 /** Most bytes of a refused stream's answer read, for its `detail`. */
 const ERROR_BODY_BYTES = 64 * 1024;
 /** Refused streams that retrying will not fix. */
-const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 422: 'validation' };
+const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 404: 'not_found', 405: 'method_not_allowed', 422: 'validation' };
 
 /**
  * `estate work feed --follow`: prints the feed as lines, oldest first, then
@@ -75,7 +76,7 @@ async function followLocal(ctx: EstateContext, board: string | undefined, print:
   }, report);
   try {
     await completions.refresh();
-    await io.stopSignal;
+    await io.onStop();
   } finally {
     await unsubscribe();
   }
@@ -83,7 +84,7 @@ async function followLocal(ctx: EstateContext, board: string | undefined, print:
 
 async function followRemote(target: RemoteTarget, after: string, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
   const controller = new AbortController();
-  void io.stopSignal.then(() => controller.abort());
+  void io.onStop().then(() => controller.abort());
   let cursor = after;
   let warned = false;
   while (!controller.signal.aborted) {
@@ -101,6 +102,8 @@ async function followRemote(target: RemoteTarget, after: string, board: string |
           (text) => (JSON.parse(text) as { detail?: unknown } | null)?.detail,
           () => undefined,
         );
+        // A refused credential in the CLI's words, as every remote command says it.
+        if (response.status === 403) throw refusalError(target, typeof detail === 'string' ? detail : undefined);
         const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? JSON.stringify(detail) : `HTTP ${response.status}`;
         if (fatal) throw new EstateError(fatal, `${target.url}: ${message}`);
         throw new Error(message);

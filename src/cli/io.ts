@@ -9,8 +9,13 @@ export interface CliIO {
   stderrIsTTY?: boolean;
   /** The terminal's width when stdout is one (tables fit it; $COLUMNS overrides). */
   columns?: number | undefined;
-  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
-  stopSignal: Promise<string>;
+  /**
+   * Claims the first SIGTERM/SIGINT for this command and resolves with its
+   * name when it arrives. Only commands that stop gracefully call it (serve
+   * drains, --watch and --follow end with 0); for the others the first
+   * signal ends the process (130 for SIGINT, 143 for SIGTERM).
+   */
+  onStop: () => Promise<string>;
   /**
    * Registers a synchronous cleanup run if the process must end before the
    * command returns (a second SIGTERM/SIGINT while it drains); returns the

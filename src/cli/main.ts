@@ -7,22 +7,25 @@ async function main(): Promise<void> {
     throw err;
   });
 
-  // The first SIGTERM/SIGINT asks the command to stop; a second one ends the
-  // process at once, after the cleanups registered with atExit.
+  // A command that stops gracefully (serve drains, --watch and --follow end
+  // with 0) claims the first SIGTERM/SIGINT with io.onStop(); for any other
+  // command the first signal ends the process at once (130/143), as a second
+  // one always does, after the cleanups registered with atExit.
   const cleanups = new Set<() => void>();
+  let claimed = false;
   let signalled = false;
-  const stopSignal = new Promise<string>((resolve) => {
-    for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-      process.on(sig, () => {
-        if (!signalled) {
-          signalled = true;
-          return resolve(sig);
-        }
-        for (const cleanup of cleanups) cleanup();
-        process.exit(sig === 'SIGINT' ? 130 : 143);
-      });
-    }
-  });
+  let stop: (sig: string) => void = () => {};
+  const stopSignal = new Promise<string>((resolve) => (stop = resolve));
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, () => {
+      if (claimed && !signalled) {
+        signalled = true;
+        return stop(sig);
+      }
+      for (const cleanup of cleanups) cleanup();
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    });
+  }
 
   const { runCli } = await import('./run-cli.ts');
   process.exitCode = await runCli(process.argv.slice(2), {
@@ -32,7 +35,10 @@ async function main(): Promise<void> {
     isTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
     columns: process.stdout.columns,
-    stopSignal,
+    onStop: () => {
+      claimed = true;
+      return stopSignal;
+    },
     atExit: (cleanup) => {
       cleanups.add(cleanup);
       return () => void cleanups.delete(cleanup);

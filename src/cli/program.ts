@@ -84,10 +84,18 @@ Examples:
     cmd.configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(escapeControls(s.replace(/^error: /, 'estate: '), true)),
+      outputError: (s, write) => write(escapeControls(hideOptionValues(s.replace(/^error: /, 'estate: ')), true)),
     });
     for (const sub of cmd.commands) configure(sub);
   };
   configure(program);
   return program;
+}
+
+/**
+ * commander quotes an unknown option whole (`unknown option '--api-key=…'`):
+ * what follows its `=` may be a credential, so it is never echoed.
+ */
+export function hideOptionValues(message: string): string {
+  return message.replace(/(unknown option '[^'=\s]*=)[^\n]*'/g, "$1…'");
 }

@@ -61,7 +61,7 @@ export async function watchOperation(run: WatchRun): Promise<void> {
   const json = chooseOutput(run.options, io.isTTY);
   const ndjson = json.format === 'json';
   const stopping = new AbortController();
-  void io.stopSignal.then(() => stopping.abort());
+  void io.onStop().then(() => stopping.abort());
 
   let etag: string | undefined;
   let shown: string | undefined;

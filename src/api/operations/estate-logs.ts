@@ -21,6 +21,7 @@ export const estateLogs = defineOperation({
   access: 'public',
   tag: 'estate',
   summary: 'Recent activity from the kanban work completion feed, newest first',
+  description: 'The newest task completions, each as one readable line with its agent, board and links.',
   input: { query: z.object({ limit: limitParam(20, 1000, 'entries') }) },
   output: z.object({
     items: z.array(activity),

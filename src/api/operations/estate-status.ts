@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { estateStatus } from '../../core/estate-status.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 import { nodeRuntimeSchema } from './agents.ts';
 
 export const estateStatusGet = defineOperation({
@@ -16,7 +17,7 @@ export const estateStatusGet = defineOperation({
     status: z.enum(['ok', 'degraded']),
     pulse: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
     version: z.string(),
-    started_at: z.string(),
+    started_at: dateTime('When this server process started, UTC.'),
     uptime_s: z.int(),
     last_activity: z.string().nullable().meta({ description: 'When an agent last completed a task.' }),
     runtime: nodeRuntimeSchema,

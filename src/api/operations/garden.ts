@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { gardenFeed } from '../../core/garden.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -44,7 +45,7 @@ export const gardenGet = defineOperation({
     writings: pieces,
     forms: pieces,
     pulse: z.object({ status: z.string(), ts: text, last_activity: text, error: text }),
-    generated_at: z.string(),
+    generated_at: dateTime('When this feed was gathered, UTC.'),
   }),
   handler: ({ ctx }) => gardenFeed(ctx.dataDir, ctx.config, ctx.now()),
   cli: { command: 'garden', examples: ['estate garden', 'estate garden --json | jq ".writings.items[].title"'] },

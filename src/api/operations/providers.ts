@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { providerReport } from '../../core/providers.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 export const providersList = defineOperation({
   id: 'providers.list',
@@ -22,13 +23,13 @@ export const providersList = defineOperation({
         status: z.int().nullable().meta({ description: 'The HTTP status it answered with; null when it did not answer.' }),
         latency_ms: z.int().nullable(),
         error: z.string().nullable(),
-        checked_at: z.string(),
+        checked_at: dateTime('When it was checked, UTC.'),
       }),
     ),
     count: z.int(),
     reachable: z.int(),
     unreachable: z.int(),
-    checked_at: z.string(),
+    checked_at: dateTime('When it was checked, UTC.'),
     duration_ms: z.int(),
   }),
   handler: ({ ctx }) => providerReport(ctx),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { siteStats } from '../../core/stats.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 export const statsGet = defineOperation({
   id: 'stats.get',
@@ -15,7 +16,7 @@ export const statsGet = defineOperation({
     '503 when not configured; 502 when it fails or prints something that is not JSON; 504 when it runs past `stats.timeout_ms` (it is killed).',
   output: z.object({
     data: z.unknown().meta({ description: 'What the command printed, parsed as JSON.' }),
-    ran_at: z.string(),
+    ran_at: dateTime('When the command ran (the cached answer\'s time when it comes from the cache), UTC.'),
     duration_ms: z.int(),
   }),
   errors: [502, 503, 504],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { estateSummary } from '../../core/summary.ts';
 import { defineOperation } from '../define-operation.ts';
-import { anyRecord } from '../schemas.ts';
+import { anyRecord, dateTime, storedTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -25,11 +25,11 @@ export const summaryGet = defineOperation({
     'and the answer is still 200 with every other section intact. Bounded by the slowest source\'s timeout.',
   output: z.object({
     node: z.string(),
-    generated_at: z.string(),
-    pulse: section({ status: text, ts: text }, 'The newest health pulse.'),
+    generated_at: dateTime('When this summary was gathered, UTC.'),
+    pulse: section({ status: text, ts: storedTime('The pulse\'s `ts`, as stored').nullable() }, 'The newest health pulse.'),
     trends: section({ latest: anyRecord.nullable() }, 'The newest trend point.'),
     disk: section(
-      { mounts: z.array(z.object({ mount: z.string(), used_pct: z.number().nullable(), free_bytes: z.number().nullable(), ts: text })).nullable() },
+      { mounts: z.array(z.object({ mount: z.string(), used_pct: z.number().nullable(), free_bytes: z.number().nullable(), ts: storedTime('The snapshot\'s `ts`, as stored').nullable() })).nullable() },
       'The newest disk snapshot of each mount.',
     ),
     builds: section(
@@ -39,7 +39,7 @@ export const summaryGet = defineOperation({
     events: section(
       {
         stale_nodes: z.array(z.string()).nullable(),
-        latest: z.array(z.object({ ts: z.string(), kind: z.string(), subject: z.string(), message: z.string() })).nullable(),
+        latest: z.array(z.object({ ts: dateTime(), kind: z.string(), subject: z.string(), message: z.string() })).nullable(),
       },
       'Nodes gone quiet and the newest events.',
     ),
@@ -51,7 +51,7 @@ export const summaryGet = defineOperation({
       'Task completions.',
     ),
     publishing: section(
-      { last_30d: z.int().nullable(), latest: z.object({ title: text, content_type: text, target_site: text, ts: text }).nullable() },
+      { last_30d: z.int().nullable(), latest: z.object({ title: text, content_type: text, target_site: text, ts: storedTime('Its `published_at`, else its `registered_at`').nullable() }).nullable() },
       'Published entries.',
     ),
     ledger: section({ repos: z.int().nullable() }, 'The repository ledger repos.json.'),
@@ -61,7 +61,7 @@ export const summaryGet = defineOperation({
       'Reachability of the language-model providers.',
     ),
     stats: section({ configured, data: z.unknown() }, 'The statistics command\'s output.'),
-  }),
+  }).meta({ id: 'Summary' }),
   handler: ({ ctx }) => estateSummary(ctx),
   cli: { command: 'summary', progress: 'gathering every source…', examples: ['estate summary', 'estate summary --json | jq "with_entries(select(.value.error?))"'] },
 });

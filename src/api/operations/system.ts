@@ -5,6 +5,7 @@ import { EstateError } from '../../errors.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { VERSION } from '../../version.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 export const apiRoot = defineOperation({
   id: 'system.root',
@@ -13,6 +14,7 @@ export const apiRoot = defineOperation({
   access: 'public',
   tag: 'system',
   summary: 'API metadata',
+  description: 'The service\'s name, version and node name, and where its documentation and OpenAPI document are.',
   output: z.object({
     name: z.literal('estate'),
     version: z.string(),
@@ -20,7 +22,7 @@ export const apiRoot = defineOperation({
     docs: z.string(),
     redoc: z.string(),
     openapi: z.string(),
-  }),
+  }).meta({ id: 'ApiInfo' }),
   handler: ({ ctx }) => ({
     name: 'estate' as const,
     version: VERSION,
@@ -66,7 +68,7 @@ export const readyz = defineOperation({
       /** Present with a store other than the data dir (e.g. PostgreSQL). */
       store: z.literal('ok').optional(),
     }),
-  }),
+  }).meta({ id: 'Readiness' }),
   errors: [503],
   handler: async ({ ctx }) => {
     const checks = await dataDirReadiness(ctx.dataDir, ctx.store);
@@ -102,11 +104,11 @@ export const health = defineOperation({
     status: z.enum(['ok', 'degraded']),
     version: z.string(),
     node: z.string(),
-    started_at: z.string(),
+    started_at: dateTime('When this server process started, UTC.'),
     uptime_s: z.number(),
     pulse: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
     disk: usage,
-  }),
+  }).meta({ id: 'Health' }),
   handler: async ({ ctx }) => {
     const [disk, pulse] = await Promise.all([diskUsage(ctx.dataDir), pulseStatus(ctx.dataDir)]);
     const degraded = disk.used_pct > DISK_DEGRADED_PCT || pulse === 'degraded' || pulse === 'unhealthy';

@@ -3,6 +3,7 @@ import { Argument, Command } from 'commander';
 import { resolveDataDir } from '../../config.ts';
 import { dataPath } from '../../core/data-files.ts';
 import { STATE_FILES } from '../../core/state-files.ts';
+import { DATA_DIR_OPTION_TEXT } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 
 /** `estate completion bash|zsh|fish`: the completion script of this command tree, to source. */
@@ -37,7 +38,7 @@ export function completeValuesCommand(io: CliIO): Command {
   return new Command('__complete')
     .description('List the values shell completion offers for SOURCE (state-files)')
     .argument('<source>', 'What to list: state-files')
-    .option('--data-dir <dir>', 'the data directory (default: $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate)')
+    .option('--data-dir <dir>', DATA_DIR_OPTION_TEXT)
     .action(async (source: string, options: { dataDir?: string }) => {
       if (source !== 'state-files') return;
       let names: string[] = [...STATE_FILES];

@@ -44,7 +44,7 @@ export function serveCommand(io: CliIO): Command {
       import('../../server/listen.ts'),
     ]);
     let stopped = false;
-    void io.stopSignal.then(() => (stopped = true));
+    void io.onStop().then(() => (stopped = true));
     let tempDir: string | undefined;
     // The demo's temporary copy goes on every way out: an error, a signal, a second signal (atExit).
     let cancelAtExit = () => {};
@@ -84,7 +84,7 @@ export function serveCommand(io: CliIO): Command {
           const { key } = await ctx.store.credentials.create({ userId: 'demo', name: 'demo key' });
           io.stdout(demoBanner(running.url, key));
         }
-        const signal = await io.stopSignal;
+        const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         await app.closeStreams();
         await running.close();
