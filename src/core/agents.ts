@@ -1,8 +1,7 @@
-import { dataPath } from './data-files.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { tailRecords } from './jsonl/tail-records.ts';
 import { nodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import { messageOf } from './section.ts';
+import type { KeyedRecords } from './store/store.ts';
 
 /** How many of the newest completions the agent list is built from. */
 export const AGENT_WINDOW = 5000;
@@ -35,15 +34,15 @@ export interface AgentList {
 
 /**
  * The agents known from the newest AGENT_WINDOW records of the completion
- * feed (`work/completions.jsonl`), with this node's live runtime. A feed
+ * feed (whichever store holds it), with this node's live runtime. A feed
  * that cannot be read yields an empty list and an `error`, never a failure.
  */
-export async function estateAgents(dataDir: string, now: Date): Promise<AgentList> {
+export async function estateAgents(completions: Pick<KeyedRecords, 'newest'>, now: Date): Promise<AgentList> {
   let records: JsonRecord[] = [];
   let skipped = 0;
   let error: string | null = null;
   try {
-    ({ records, skipped } = await tailRecords(dataPath(dataDir, 'completions'), AGENT_WINDOW));
+    ({ records, skipped } = await completions.newest(AGENT_WINDOW));
   } catch (err) {
     error = messageOf(err, 'work/completions.jsonl');
   }

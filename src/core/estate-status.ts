@@ -1,8 +1,8 @@
 import { VERSION } from '../version.ts';
-import { latestRecord } from './recent-records.ts';
 import { nodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import { pulseStatus, type PulseStatus } from './pulse.ts';
 import { settle } from './section.ts';
+import type { KeyedRecords } from './store/store.ts';
 
 export interface EstateStatus {
   node: string;
@@ -19,10 +19,16 @@ export interface EstateStatus {
 }
 
 /** The estate node card: this node's status, uptime and runtime, and when an agent last completed a task. */
-export async function estateStatus(ctx: { dataDir: string; nodeName: string; startedAt: Date; now: Date }): Promise<EstateStatus> {
+export async function estateStatus(ctx: {
+  dataDir: string;
+  completions: Pick<KeyedRecords, 'newest'>;
+  nodeName: string;
+  startedAt: Date;
+  now: Date;
+}): Promise<EstateStatus> {
   const [pulse, last] = await Promise.all([
     settle('health-pulse.jsonl', () => pulseStatus(ctx.dataDir)),
-    settle('work/completions.jsonl', () => latestRecord(ctx.dataDir, 'completions')),
+    settle('work/completions.jsonl', async () => (await ctx.completions.newest(1)).records[0]),
   ]);
   const status = pulse.value ?? 'unknown';
   const completedAt = last.value?.completed_at;

@@ -4,6 +4,7 @@ import type { ForgeRepoList } from './forge/forge-repos.ts';
 import type { ForgeInFlight } from './forge/forge-request.ts';
 import type { ProviderReport } from './providers.ts';
 import type { StatsResult } from './stats.ts';
+import type { Store } from './store/store.ts';
 import { TtlCache } from './ttl-cache.ts';
 
 /**
@@ -38,6 +39,8 @@ export function createExternalSources(config: EstateConfig, secrets: Secrets): E
 export interface SourceContext {
   dataDir: string;
   config: EstateConfig;
+  /** What estate writes (completions, published entries): the aggregates read them here, whichever store it is. */
+  store: Pick<Store, 'completions' | 'entries'>;
   sources: ExternalSources;
   now: () => Date;
 }

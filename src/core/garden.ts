@@ -1,9 +1,8 @@
 import type { EstateConfig } from '../config.ts';
-import { dataPath } from './data-files.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { tailRecords } from './jsonl/tail-records.ts';
 import { latestRecord } from './recent-records.ts';
 import { settle } from './section.ts';
+import type { Store } from './store/store.ts';
 
 /** How many of the newest published entries the garden is built from. */
 export const GARDEN_WINDOW = 1000;
@@ -45,11 +44,15 @@ export interface Garden {
  * activity) and the estate's identity from the config. Each section carries
  * its own `error`; one unreadable log never fails the whole answer.
  */
-export async function gardenFeed(dataDir: string, config: EstateConfig, now: Date): Promise<Garden> {
+export async function gardenFeed(
+  ctx: { dataDir: string; config: EstateConfig; store: Pick<Store, 'completions' | 'entries'> },
+  now: Date,
+): Promise<Garden> {
+  const { dataDir, config, store } = ctx;
   const [entries, pulse, last] = await Promise.all([
-    settle('publishing/entries.jsonl', () => tailRecords(dataPath(dataDir, 'entries'), GARDEN_WINDOW)),
+    settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_WINDOW)),
     settle('health-pulse.jsonl', () => latestRecord(dataDir, 'pulse')),
-    settle('work/completions.jsonl', () => latestRecord(dataDir, 'completions')),
+    settle('work/completions.jsonl', async () => (await store.completions.newest(1)).records[0]),
   ]);
   const pieces = (entries.value?.records ?? []).map(toPiece).filter((p): p is GardenPiece => p !== undefined);
   const isWriting = (p: GardenPiece) => WRITING_TYPES.includes(p.content_type.toLowerCase());

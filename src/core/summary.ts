@@ -13,7 +13,7 @@ import { settle } from './section.ts';
 import { siteStats } from './stats.ts';
 
 const DAY_MS = 86_400_000;
-/** Records read from the end of the completion and publishing logs (bounded, whatever their size). */
+/** Records read from the newest end of the completion and publishing feeds, in whichever store (bounded, whatever their size). */
 const FEED_WINDOW = 1000;
 const DISK_WINDOW = 200;
 
@@ -68,13 +68,13 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
       return { stale_nodes: [...new Set(stale)], latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
     }),
     sectionOf('work/completions.jsonl', { last_24h: null, latest: null }, async () => {
-      const { records } = await tailRecords(dataPath(dataDir, 'completions'), FEED_WINDOW);
+      const { records } = await ctx.store.completions.newest(FEED_WINDOW);
       const r = records[0];
       const latest = r ? { task_id: text(r.task_id), title: text(r.title), assignee: text(r.assignee), board: text(r.board), completed_at: text(r.completed_at) } : null;
       return { last_24h: countSince(records, 'completed_at', now.getTime() - DAY_MS), latest };
     }),
     sectionOf('publishing/entries.jsonl', { last_30d: null, latest: null }, async () => {
-      const { records } = await tailRecords(dataPath(dataDir, 'entries'), FEED_WINDOW);
+      const { records } = await ctx.store.entries.newest(FEED_WINDOW);
       const r = records[0];
       const latest = r ? { title: text(r.title), content_type: text(r.content_type), target_site: text(r.target_site), ts: text(r.published_at) ?? text(r.registered_at) } : null;
       return { last_30d: countSince(records, 'registered_at', now.getTime() - 30 * DAY_MS), latest };

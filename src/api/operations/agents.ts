@@ -43,6 +43,6 @@ export const agentsList = defineOperation({
     error: text,
     runtime: nodeRuntimeSchema,
   }),
-  handler: ({ ctx }) => estateAgents(ctx.dataDir, ctx.now()),
+  handler: ({ ctx }) => estateAgents(ctx.store.completions, ctx.now()),
   cli: { command: 'agents', columns: ['name', 'last_activity', 'completions', 'completions_24h', 'completions_7d', 'boards'], examples: ['estate agents'] },
 });
