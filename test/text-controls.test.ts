@@ -60,3 +60,56 @@ test('the CLI refuses the same: work complete exits 2 naming the field, keys cre
   assert.equal(k.code, 2, k.stderr);
   assert.equal(k.stderr, 'estate: invalid name: at most 100 characters, no control characters or bidi overrides\n');
 });
+
+// URLs are printed on one line too (feeds, tables, HTML pages): the same
+// characters are refused wherever they stand, C0 included, never stripped or
+// trimmed away into a different URL (the WHATWG parser drops tabs and line
+// breaks and would percent-encode the rest).
+const URL_REFUSED: [string, string][] = [
+  ['NUL', '\u0000'],
+  ['ESC CSI', '\u001b[31m'],
+  ['tab', '\t'],
+  ['line feed', '\n'],
+  ['carriage return', '\r'],
+  ...REFUSED,
+];
+
+test('POST /work/complete output_url and /publishing/register url refuse control characters and bidi overrides with 422', async (t) => {
+  const dir = await tempDataDir(t);
+  const key = await newKey(dir);
+  const server = await startServer(t, dir);
+  const routes: [string, (i: number | string, o: Record<string, unknown>) => Record<string, unknown>, string, string][] = [
+    ['/work/complete', completionBody, 'output_url', 'work/completions.jsonl'],
+    ['/publishing/register', entryBody, 'url', 'publishing/entries.jsonl'],
+  ];
+  let n = 0;
+  for (const [route, body, field, log] of routes) {
+    for (const [name, chars] of URL_REFUSED) {
+      for (const [where, url] of [
+        ['path', `https://example.org/a${chars}b`],
+        ['query', `https://example.org/?q=${chars}`],
+        ['host', `https://exa${chars}mple.org/`],
+        ['end', `https://example.org/x${chars}`],
+      ]) {
+        const r = await server.request('POST', route, { headers: { 'X-API-Key': key }, body: body(++n, { [field]: url }) });
+        assert.equal(r.status, 422, `${route} ${field} ${name} in the ${where}: ${r.text}`);
+        assert.deepEqual(r.json.detail.map((d: { loc: unknown; type: string }) => [d.loc, d.type]), [[['body', field], 'string_pattern_mismatch']], `${name} in the ${where}`);
+        assert.equal(r.json.detail[0].msg, 'String should be one line of text, without control characters or bidirectional overrides');
+      }
+    }
+    assert.deepEqual(await logLines(dir, log), [], `nothing stored in ${log}`);
+    // What stays allowed, stored exactly as sent: non-ASCII text and characters next to the refused ranges.
+    const url = 'https://example.org/Élagage/剪定?q=«ok»\u00a0\u200f#end';
+    const ok = await server.request('POST', route, { headers: { 'X-API-Key': key }, body: body('ok', { [field]: url }) });
+    assert.equal(ok.status, 201, ok.text);
+    assert.equal(JSON.parse((await logLines(dir, log))[0] ?? '{}')[field], url);
+  }
+});
+
+test('the CLI refuses a control character in work complete --output-url with exit 2', async (t) => {
+  const dir = await tempDataDir(t);
+  const r = await runEstate(['work', 'complete', '--task-id', 'T-1', '--board', 'ops', '--assignee', 'cron', '--title', 't', '--output-url', 'https://example.org/\u009b31m', '--data-dir', dir]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /^estate: invalid --output-url: String should be one line of text, without control characters[^\n]*\n$/);
+  assert.deepEqual(await logLines(dir, 'work/completions.jsonl'), []);
+});

@@ -41,7 +41,17 @@ export function optionalTextField(max: number, description: string) {
   return z.string().max(max).regex(MULTI_LINE).nullish().meta({ description });
 }
 
-/** An optional absolute http(s) URL of at most 2048 characters (null counts as absent). */
+/**
+ * An optional absolute http(s) URL of at most 2048 characters (null counts as
+ * absent), on one line like `lineField`: the control characters are refused
+ * before the URL is parsed, which would drop tabs and line breaks silently.
+ */
 export function optionalHttpUrlField(description: string) {
-  return z.url({ protocol: /^https?$/ }).max(2048).nullish().meta({ description });
+  return z
+    .string()
+    .max(2048)
+    .regex(ONE_LINE, { abort: true })
+    .check(z.url({ protocol: /^https?$/ }))
+    .nullish()
+    .meta({ description });
 }
