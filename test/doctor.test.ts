@@ -27,6 +27,7 @@ test('estate doctor: all well is exit 0, one line per check', async (t) => {
   assert.deepEqual(lines.map((l) => l.split(/\s{2,}/).slice(0, 2)), [
     ['ok', 'data dir'],
     ['ok', 'config'],
+    ['ok', 'store'],
     ['ok', 'forge'],
     ['ok', 'provider llm'],
     ['ok', 'stats'],

@@ -1,12 +1,13 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CONFIG_FILE, loadConfig, resolveSecrets, type EstateConfig } from '../config.ts';
+import { CONFIG_FILE, loadConfig, resolveSecrets, resolveStoreSpec, type EstateConfig } from '../config.ts';
 import { EstateError } from '../errors.ts';
 import { forgeGet } from './forge/forge-request.ts';
 import { forgeSettings } from './forge/forge-settings.ts';
 import { checkProvider } from './providers.ts';
 import { statsProgram } from './stats.ts';
+import { isPostgresSpec } from './store/open-store.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -23,13 +24,16 @@ export interface DoctorOptions {
   dataDir: string;
   /** `--config FILE`, if given. */
   configFile?: string | undefined;
-  /** Where the secrets the config names are read from. */
+  /** Where the secrets the config names (and ESTATE_STORE, PGPASSWORD, PGPASSFILE) are read from. */
   env: NodeJS.ProcessEnv;
+  /** `--store`, if given (else $ESTATE_STORE, else the config's `store`). */
+  store?: string | undefined;
 }
 
 /**
  * Checks what estate depends on, in order: the data dir, the config, the
- * forge (token and reachability), each provider and the statistics command
+ * store (PostgreSQL: connection, schema version, privileges), the forge
+ * (token and reachability), each provider and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
  * `fail` (or `warn`) check with a fix. When the data dir fails its check and
  * no config file is given, nothing else is checked (the config is `skip`).
@@ -50,6 +54,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     checks.push({ name: 'config', status: 'fail', detail: (err as Error).message, fix: `edit ${configFile}: each problem is named by its path in the file` });
     return checks;
   }
+  checks.push(...(await checkStore(resolveStoreSpec(options.store, config, options.env), options.env)));
   checks.push(...(await checkForge(config, options.env, configFile)));
   const providers = await Promise.all(config.providers.map((p) => checkProvider(p, () => new Date())));
   providers.forEach((p, i) => {
@@ -66,6 +71,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   });
   checks.push(await checkStats(config, options.dataDir, options.env, configFile));
   return checks;
+}
+
+async function checkStore(spec: string | undefined, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  if (spec === undefined || spec === 'data-dir') return [{ name: 'store', status: 'ok', detail: 'the data dir (what estate writes is kept in its files)', fix: null }];
+  if (!isPostgresSpec(spec)) return [{ name: 'store', status: 'fail', detail: 'the store setting is neither a postgres:// URL nor data-dir', fix: 'set --store (or $ESTATE_STORE, or store in the config) to a postgres:// URL, or data-dir' }];
+  // Loaded only here, with its driver: a data-dir estate never needs it.
+  const { checkPostgresStore } = await import('./store/postgres/check-postgres.ts');
+  return checkPostgresStore(spec, env);
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

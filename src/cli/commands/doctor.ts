@@ -19,12 +19,13 @@ interface DoctorOptions {
   url?: string;
   apiKey?: string;
   context?: string;
+  store?: string;
 }
 
-/** `estate doctor`: checks the data dir, the config, the forge and each provider, or with `--url` a running server; exit 1 when one fails. */
+/** `estate doctor`: checks the data dir, the config, the store, the forge and each provider, or with `--url` a running server; exit 1 when one fails. */
 export function doctorCommand(io: CliIO): Command {
   const cmd = new Command('doctor')
-    .description('Check the data dir, the config, the forge and each provider (or, with --url, a running server), and say how to fix what is wrong')
+    .description('Check the data dir, the config, the store, the forge and each provider (or, with --url, a running server), and say how to fix what is wrong')
     .option('--json', 'print the checks as JSON: {"ok": bool, "checks": [{name, status, detail, fix}]}')
     .option('--url <url>', 'check this estate server instead: reachable, ready, its version, the API key (default: $ESTATE_URL)')
     .option('--api-key <key>', 'credential to check with --url (default: $ESTATE_API_KEY)')
@@ -44,7 +45,7 @@ export function doctorCommand(io: CliIO): Command {
         const { checkRemote } = await import('../remote-doctor.ts');
         checks = await checkRemote({ ...target, timeoutMs: target.timeoutMs ?? 10_000 }, VERSION);
       } else {
-        checks = await runDoctor({ dataDir: resolveDataDir(options.dataDir, io.env), configFile: options.config, env: io.env });
+        checks = await runDoctor({ dataDir: resolveDataDir(options.dataDir, io.env), configFile: options.config, env: io.env, store: options.store });
       }
     } finally {
       stop();

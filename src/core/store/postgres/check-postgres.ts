@@ -1,0 +1,110 @@
+import { describeStoreUrl } from '../open-store.ts';
+import { failureCode, loadDriver, openPool, STORE_TIMEOUTS, type Sql } from './connect.ts';
+import { readSchemaVersion } from './migrate.ts';
+import { SCHEMA_VERSION } from './migrations.ts';
+
+/** One finding of `estate doctor` about the store (the shape of core/doctor.ts's checks). */
+export interface StoreCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail' | 'skip';
+  detail: string;
+  fix: string | null;
+}
+
+/** The tables estate reads and writes, each with the privileges it needs there. */
+const TABLES: Readonly<Record<string, readonly string[]>> = {
+  completions: ['SELECT', 'INSERT'],
+  entries: ['SELECT', 'INSERT'],
+  training_runs: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  api_keys: ['SELECT', 'INSERT', 'UPDATE'],
+  token_secret: ['SELECT', 'INSERT'],
+  schema_version: ['SELECT'],
+};
+
+/**
+ * `estate doctor` on a PostgreSQL store: the connection (server version and
+ * round trip), the schema version against the one this build needs, and the
+ * privileges of the connecting role on every table and sequence estate uses.
+ * Never throws; names the store without its password.
+ */
+export async function checkPostgresStore(url: string, env: NodeJS.ProcessEnv): Promise<StoreCheck[]> {
+  const store = describeStoreUrl(url);
+  let sql: Sql;
+  try {
+    sql = openPool(await loadDriver(), url, env, { max: 1 });
+  } catch (err) {
+    return [{ name: 'store', status: 'fail', detail: `${store}: ${failureCode(err)}`, fix: 'check the --store URL (or $ESTATE_STORE, or store in the config)' }];
+  }
+  try {
+    const started = performance.now();
+    let version: string;
+    try {
+      const [row] = await bounded(sql`SELECT current_setting('server_version') AS version, current_user AS role`);
+      version = `PostgreSQL ${String(row?.version)} as ${String(row?.role)}`;
+    } catch (err) {
+      const what = failureCode(err);
+      const fix =
+        what === 'authentication failed'
+          ? 'give the password in the URL, $PGPASSWORD or a PGPASSFILE (never in the config file)'
+          : what === 'database does not exist'
+            ? `create it: createdb ${databaseOf(url)}`
+            : 'check that PostgreSQL runs and is reachable from this machine, and the --store URL';
+      return [{ name: 'store', status: 'fail', detail: `${store}: ${what}`, fix }];
+    }
+    const checks: StoreCheck[] = [{ name: 'store', status: 'ok', detail: `${store}: ${version}, answered in ${Math.round(performance.now() - started)} ms`, fix: null }];
+    const found = await bounded(readSchemaVersion(sql));
+    if (found !== SCHEMA_VERSION) {
+      const newer = found > SCHEMA_VERSION;
+      checks.push({
+        name: 'store schema',
+        status: 'fail',
+        detail: `version ${found}; this estate needs version ${SCHEMA_VERSION}`,
+        fix: newer ? `upgrade estate: the database was migrated by a newer release` : `run: estate migrate --store ${store}`,
+      });
+      return checks;
+    }
+    checks.push({ name: 'store schema', status: 'ok', detail: `version ${found}, as this estate needs`, fix: null });
+    const missing: string[] = [];
+    for (const [table, privileges] of Object.entries(TABLES)) {
+      for (const privilege of privileges) {
+        const [row] = await bounded(sql`SELECT has_table_privilege(${table}, ${privilege}) AS ok`);
+        if (!row?.ok) missing.push(`${privilege} on ${table}`);
+      }
+    }
+    const sequences = await bounded(sql`SELECT c.relname AS name, has_sequence_privilege(c.oid, 'USAGE') AS ok FROM pg_class c WHERE c.relkind = 'S' AND c.relnamespace = 'public'::regnamespace`);
+    for (const s of sequences) if (!s.ok) missing.push(`USAGE on sequence ${String(s.name)}`);
+    checks.push(
+      missing.length === 0
+        ? { name: 'store privileges', status: 'ok', detail: `the role may read and write every table estate uses`, fix: null }
+        : { name: 'store privileges', status: 'fail', detail: `missing: ${missing.join(', ')}`, fix: `as the database owner, GRANT them to the role estate connects as` },
+    );
+    return checks;
+  } catch (err) {
+    return [{ name: 'store', status: 'fail', detail: `${store}: ${failureCode(err)}`, fix: 'check that PostgreSQL runs and is reachable from this machine' }];
+  } finally {
+    await sql.end({ timeout: 2 }).catch(() => {});
+  }
+}
+
+function databaseOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.slice(1)) || 'estate';
+  } catch {
+    return 'estate';
+  }
+}
+
+/** A query bounded by the store's operation timeout, so doctor never hangs on a silent server. */
+async function bounded<T>(query: PromiseLike<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve(query),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'CONNECT_TIMEOUT' })), STORE_TIMEOUTS.operationMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import postgres from 'postgres';
+import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
+import { runEstate } from './helpers/cli.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { startPostgres } from './helpers/postgres.ts';
+
+// `estate doctor` checks the store it would use: the data dir's, or a
+// PostgreSQL store's connection, schema version and the role's privileges,
+// each with a fix, never showing a password.
+
+type Check = { name: string; status: string; detail: string; fix: string | null };
+const storeChecks = (json: { checks: Check[] }) => json.checks.filter((c) => c.name.startsWith('store'));
+
+test('estate doctor on the data dir store: one ok line for it', async (t) => {
+  const dir = await tempDataDir(t);
+  const r = await runEstate(['doctor', '--json', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(storeChecks(r.json).map((c) => [c.name, c.status]), [['store', 'ok']]);
+  const bad = await runEstate(['doctor', '--json', '--data-dir', dir, '--store', 'mysql://x']);
+  assert.equal(bad.code, 1);
+  assert.deepEqual(storeChecks(bad.json).map((c) => [c.name, c.status]), [['store', 'fail']]);
+});
+
+test('estate doctor on PostgreSQL: connection, schema version and privileges, each with a fix', async (t) => {
+  const pg = await startPostgres(t);
+  if (!pg) return t.skip('PostgreSQL is not installed (apt-get install postgresql)');
+  const dir = await tempDataDir(t);
+  const doctor = (store: string, env: Record<string, string> = {}) => runEstate(['doctor', '--json', '--data-dir', dir, '--store', store], { env });
+
+  const fresh = await doctor(pg.urlWithoutPassword, { PGPASSWORD: pg.password });
+  assert.equal(fresh.code, 1);
+  const [connection, schema] = storeChecks(fresh.json);
+  assert.equal(connection?.status, 'ok');
+  assert.match(connection?.detail ?? '', /PostgreSQL 1\d.* as postgres/);
+  assert.deepEqual([schema?.name, schema?.status, schema?.detail], ['store schema', 'fail', `version 0; this estate needs version ${SCHEMA_VERSION}`]);
+  assert.match(schema?.fix ?? '', /^run: estate migrate --store postgres:\/\/postgres@127\.0\.0\.1:\d+\//);
+
+  assert.equal((await runEstate(['migrate', '--store', pg.url, '--data-dir', dir])).code, 0);
+  const migrated = await doctor(pg.url);
+  assert.equal(migrated.code, 0, migrated.stdout);
+  assert.deepEqual(storeChecks(migrated.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']]);
+  assert.ok(!migrated.stdout.includes(pg.password), 'the password is never shown');
+
+  // A role that may read but not write.
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE ROLE estate_reader LOGIN PASSWORD 'reader-pw-7c1e'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO estate_reader`);
+  await admin.end();
+  t.after(async () => {
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await sql.unsafe('DROP OWNED BY estate_reader; DROP ROLE estate_reader').catch(() => {});
+    await sql.end();
+  });
+  const reader = await doctor(pg.url.replace(/\/\/postgres:[^@]*@/, '//estate_reader:reader-pw-7c1e@'));
+  assert.equal(reader.code, 1);
+  const privileges = storeChecks(reader.json).find((c) => c.name === 'store privileges');
+  assert.equal(privileges?.status, 'fail');
+  assert.match(privileges?.detail ?? '', /missing: INSERT on completions, INSERT on entries, .*USAGE on sequence completions_event_id_seq/);
+  assert.match(privileges?.fix ?? '', /GRANT/);
+  assert.ok(!reader.stdout.includes('reader-pw-7c1e'));
+
+  const wrong = await doctor(pg.url.replace(pg.password, 'not-the-password-9d2b'));
+  assert.equal(wrong.code, 1);
+  assert.deepEqual(storeChecks(wrong.json).map((c) => [c.status, c.detail.replace(/:\d+/, ':PORT')]), [['fail', `postgres://postgres@127.0.0.1:PORT/${pg.database}: authentication failed`]]);
+  assert.match(storeChecks(wrong.json)[0]?.fix ?? '', /PGPASSWORD/);
+
+  const refused = await doctor(`postgres://postgres:x@127.0.0.1:1/${pg.database}`);
+  assert.equal(refused.code, 1);
+  assert.deepEqual(storeChecks(refused.json).map((c) => [c.status, c.detail]), [['fail', `postgres://postgres@127.0.0.1:1/${pg.database}: connection refused`]]);
+});
