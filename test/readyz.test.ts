@@ -40,6 +40,7 @@ test('/readyz is 503 naming the failed check (never a path); /healthz stays 200'
       const r = await server.get('/readyz');
       assert.equal(r.status, 503);
       assert.match(r.json.detail, detail);
+      assert.equal(r.headers.get('retry-after'), '5', 'a balancer is told when to ask again');
       assert.ok(!r.text.includes(dir), 'no path in the body');
       const live = await server.get('/healthz');
       assert.equal(live.status, 200);

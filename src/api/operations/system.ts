@@ -48,17 +48,22 @@ export const healthz = defineOperation({
   cli: { command: 'healthz', examples: ['estate healthz --url http://hub:8080'] },
 });
 
+/** Seconds a balancer or orchestrator is told to wait before asking /readyz again. */
+const READY_RETRY_AFTER_S = 5;
+
 export const readyz = defineOperation({
   id: 'system.readyz',
   method: 'GET',
   path: '/readyz',
   access: 'public',
   tag: 'system',
-  summary: 'Readiness check: 200 when the data dir can be read and written and the credential store parses',
+  summary: 'Readiness check: 200 when the data dir can be read and written and the store answers',
   description:
-    'Lists the data dir, writes, syncs and removes a probe file in it, and reads the credential store (keys.json). ' +
-    '503 names the check that failed and its error code (a full disk is `ENOSPC`, a read-only mount `EROFS`, ' +
-    'a credential store that does not parse `corrupt`).',
+    'Lists the data dir, writes, syncs and removes a probe file in it, and reads the credential store (keys.json, or the ' +
+    'PostgreSQL store\'s keys). With a PostgreSQL store it also checks that the database answers, within a bounded time, ' +
+    'at the schema version this estate needs (`store`). 503 (with `Retry-After`) names the check that failed and its error ' +
+    'code (a full disk is `ENOSPC`, a read-only mount `EROFS`, a credential store that does not parse `corrupt`, a database ' +
+    'that is down `connection refused`), and the store by its URL without a password.',
   output: z.object({
     status: z.literal('ready'),
     checks: z.object({
@@ -74,7 +79,10 @@ export const readyz = defineOperation({
     const checks = await dataDirReadiness(ctx.dataDir, ctx.store);
     const failed = Object.entries(checks).filter(([, result]) => result !== 'ok' && result !== 'skipped');
     const where = ctx.store.kind === 'data-dir' ? '' : ` (store ${ctx.store.describe()})`;
-    if (failed.length) throw new EstateError('unavailable', `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}${where}`);
+    if (failed.length) {
+      const detail = `not ready: ${failed.map(([name, result]) => `${name} failed (${result})`).join(', ')}${where}`;
+      throw new EstateError('unavailable', detail, { headers: { 'Retry-After': String(READY_RETRY_AFTER_S) } });
+    }
     const store = checks.store === undefined ? {} : { store: 'ok' as const };
     return { status: 'ready' as const, checks: { data_dir_readable: 'ok' as const, data_dir_writable: 'ok' as const, credential_store: 'ok' as const, ...store } };
   },
