@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatDuration, parseDuration } from '../src/core/duration.ts';
+import { durationSpec, parseDuration } from '../src/core/duration.ts';
 import { EstateError } from '../src/errors.ts';
 
 test('parseDuration reads a whole number and one unit', async (t) => {
@@ -36,7 +36,7 @@ test('parseDuration enforces a maximum', () => {
   assert.throws(() => parseDuration('721h', '--ttl', 30 * 86_400_000), /at most 30d/);
 });
 
-test('formatDuration uses the largest whole unit', async (t) => {
+test('durationSpec uses the largest whole unit', async (t) => {
   const cases: [number, string][] = [
     [86_400_000, '1d'],
     [3_600_000, '1h'],
@@ -44,5 +44,5 @@ test('formatDuration uses the largest whole unit', async (t) => {
     [120_000, '2m'],
     [1_500, '1500ms'],
   ];
-  for (const [ms, text] of cases) await t.test(text, () => assert.equal(formatDuration(ms), text));
+  for (const [ms, text] of cases) await t.test(text, () => assert.equal(durationSpec(ms), text));
 });

@@ -14,12 +14,12 @@ export function parseDuration(text: string, what: string, maxMs = 3650 * UNIT_MS
   const m = DURATION.exec(text.trim());
   if (!m) throw new EstateError('usage', `invalid ${what} "${text}": use a whole number and a unit, like 30s, 15m, 1h or 7d`);
   const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-  if (ms > maxMs) throw new EstateError('usage', `invalid ${what} "${text}": at most ${formatDuration(maxMs)}`);
+  if (ms > maxMs) throw new EstateError('usage', `invalid ${what} "${text}": at most ${durationSpec(maxMs)}`);
   return ms;
 }
 
-/** The largest whole unit that divides `ms`: 86400000 → `1d`, 90000 → `90s`. */
-export function formatDuration(ms: number): string {
+/** `ms` as parseDuration reads it, in the largest whole unit that divides it: 86400000 → `1d`, 90000 → `90s`. */
+export function durationSpec(ms: number): string {
   for (const unit of ['d', 'h', 'm', 's'] as const) {
     if (ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
   }

@@ -53,7 +53,7 @@ export async function estateEvents(dataDir: string, limit: number, staleAfterS: 
         kind: 'node_stale',
         source: 'heartbeat',
         subject: name,
-        message: `${name} has not been seen for ${formatDuration(silentMs)}`,
+        message: `${name} has not been seen for ${elapsedText(silentMs)}`,
       });
     }
   }
@@ -125,8 +125,8 @@ function timeOf(v: unknown): number | undefined {
   return Number.isFinite(t) && t >= EARLIEST && t <= LATEST ? t : undefined;
 }
 
-/** 10800000 → `3h 0m`. */
-export function formatDuration(ms: number): string {
+/** A time elapsed, for people, in its two largest units: 10800000 → `3h 0m`. */
+export function elapsedText(ms: number): string {
   const s = Math.floor(ms / 1000);
   const d = Math.floor(s / 86_400);
   const h = Math.floor((s % 86_400) / 3600);

@@ -3,7 +3,7 @@ import type { EstateContext } from '../../api/context.ts';
 import { estateLogs } from '../../api/operations/estate-logs.ts';
 import { health } from '../../api/operations/system.ts';
 import { runOperation } from '../../api/run-operation.ts';
-import { formatDuration } from '../../core/events.ts';
+import { elapsedText } from '../../core/events.ts';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
 import { latestRecord } from '../../core/recent-records.ts';
 import { messageOf } from '../../core/section.ts';
@@ -61,7 +61,7 @@ function healthSection(h: Health): SafeHtml {
 <dt>status</dt><dd class="${h.status}">${h.status}</dd>
 <dt>node</dt><dd>${h.node}</dd>
 <dt>version</dt><dd class="mono">${h.version}</dd>
-<dt>uptime</dt><dd>${formatDuration(h.uptime_s * 1000)} <span class="muted">(since <time datetime="${h.started_at}">${shortTime(h.started_at)}</time>)</span></dd>
+<dt>uptime</dt><dd>${elapsedText(h.uptime_s * 1000)} <span class="muted">(since <time datetime="${h.started_at}">${shortTime(h.started_at)}</time>)</span></dd>
 <dt>pulse</dt><dd class="${h.pulse}">${h.pulse}</dd>
 <dt>disk</dt><dd>${h.disk.used_pct}% used</dd>
 </dl>`;
