@@ -1,7 +1,7 @@
 // Bundles the CLI and its dependencies into one minified CommonJS file,
 // dist/estate.cjs, with esbuild. bin/estate compiles it with a V8 code cache
 // (dist/estate.cjs.cache), so a start pays neither module resolution nor
-// parsing; modules a command imports lazily (the server, jose, chokidar, the
+// parsing; modules a command imports lazily (the server, jose, the
 // table renderer) run only when that command does. Builds into a fresh folder
 // and swaps it in, so a running CLI never sees a half-written dist/.
 //
