@@ -4,7 +4,7 @@ import path from 'node:path';
 import { EstateError } from '../errors.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 import { dataPath } from './data-files.ts';
-import { withFileLock } from './file-lock.ts';
+import { type FileLockOptions, type HeldLock, withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { assertDataFolder, fileRefusal, openDataFile } from './open-data-file.ts';
 
@@ -174,21 +174,28 @@ async function recordFresh(dataDir: string): Promise<void> {
   await writeFileAtomic(manifestFile(dataDir), `${JSON.stringify(manifest)}\n`, 0o600);
 }
 
-/** Rewrites every user's index from the run files, and drops the files of users who own none. Under the lock. */
-async function rebuild(dataDir: string): Promise<Map<string, string[]>> {
+/**
+ * Rewrites every user's index from the run files, and drops the files of
+ * users who own none. Under the lock, checked before each write.
+ */
+async function rebuild(dataDir: string, lock: HeldLock): Promise<Map<string, string[]>> {
   const owners = await scan(dataDir);
   // No run and no index: nothing to record (a listing of an estate without runs writes nothing).
   if (owners.size === 0 && (await mtimeNs(usersDir(dataDir))) === null) return owners;
   await mkdir(usersDir(dataDir), { recursive: true, mode: 0o700 });
   const keep = new Set<string>();
   for (const [userId, runIds] of owners) {
+    await lock.check();
     await writeUserIndex(dataDir, userId, runIds);
     keep.add(path.basename(userFile(dataDir, userId)));
   }
   // Anything else in users/ is an index of a user with no run left, or a temp file of a crashed write (writes happen only under the lock).
   for (const name of await readdir(usersDir(dataDir))) {
-    if (!keep.has(name)) await unlink(path.join(usersDir(dataDir), name)).catch(() => {});
+    if (keep.has(name)) continue;
+    await lock.check();
+    await unlink(path.join(usersDir(dataDir), name)).catch(() => {});
   }
+  await lock.check();
   await recordFresh(dataDir);
   return owners;
 }
@@ -211,13 +218,13 @@ export async function indexedRunIds(dataDir: string, userId: string): Promise<st
   }
   if ((await mtimeNs(runsDir(dataDir))) === null) return [];
   try {
-    return await withFileLock(lockFile(dataDir), async () => {
+    return await withFileLock(lockFile(dataDir), async (lock) => {
       // Another process may have rebuilt it while this one waited.
       if (await isFresh(dataDir)) {
         const ids = await readUserIndex(dataDir, userId);
         if (ids) return ids;
       }
-      return (await rebuild(dataDir)).get(userId) ?? [];
+      return (await rebuild(dataDir, lock)).get(userId) ?? [];
     });
   } catch (err) {
     if (!cannotWrite(err)) throw err;
@@ -228,33 +235,80 @@ export async function indexedRunIds(dataDir: string, userId: string): Promise<st
 /**
  * What a change sees of one user's runs and may replace. A change keeps the
  * index a superset of the user's run files at every step: it saves an id
- * before writing its file, and unlinks a file before saving the ids without it.
+ * before writing its file, and removes a file before saving the ids without it.
+ * Each write first checks that the change still holds the lock (it may have
+ * been paused past the stale time and replaced): if not, it throws
+ * `unavailable` and writes nothing.
  */
 export interface IndexedUser {
   /** The user's run ids, complete (maybe with ids whose file is gone). */
   runIds: string[];
   /** Replaces the user's run ids in the index (before writing a run file, after removing one). */
   save: (runIds: readonly string[]) => Promise<void>;
+  /** Writes a run's file, atomically (after saving its id). */
+  writeRun: (runId: string, text: string) => Promise<void>;
+  /** Removes a run's file (before saving the ids without it); false when it was already gone. */
+  removeRun: (runId: string) => Promise<boolean>;
+}
+
+function runPath(dataDir: string, runId: string): string {
+  if (!RUN_ID.test(runId)) throw new EstateError('internal', `not a run id: ${JSON.stringify(runId)}`);
+  return path.join(runsDir(dataDir), `${runId}.json`);
+}
+
+function indexedUser(dataDir: string, userId: string, runIds: string[], lock: HeldLock): IndexedUser {
+  return {
+    runIds,
+    async save(ids) {
+      await lock.check();
+      await writeUserIndex(dataDir, userId, ids);
+    },
+    async writeRun(runId, text) {
+      const file = runPath(dataDir, runId);
+      await lock.check();
+      await writeFileAtomic(file, text, 0o600);
+    },
+    async removeRun(runId) {
+      const file = runPath(dataDir, runId);
+      await lock.check();
+      try {
+        await unlink(file);
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
+    },
+  };
 }
 
 /**
  * Runs `change` under the training lock with the user's index, rebuilt first
  * if it is not fresh; afterwards records that the index is complete.
+ * `lockOptions` are the lock's timings (tests shorten them).
  */
-export async function changeUserRuns<T>(dataDir: string, userId: string, change: (user: IndexedUser) => Promise<T>): Promise<T> {
+export async function changeUserRuns<T>(dataDir: string, userId: string, change: (user: IndexedUser) => Promise<T>, lockOptions: FileLockOptions = {}): Promise<T> {
   await assertFolders(dataDir);
   await mkdir(runsDir(dataDir), { recursive: true, mode: 0o700 });
-  return withFileLock(lockFile(dataDir), async () => {
-    let runIds = (await isFresh(dataDir)) ? await readUserIndex(dataDir, userId) : undefined;
-    runIds ??= (await rebuild(dataDir)).get(userId) ?? [];
-    await mkdir(usersDir(dataDir), { recursive: true, mode: 0o700 });
-    try {
-      return await change({ runIds, save: (ids) => writeUserIndex(dataDir, userId, ids) });
-    } finally {
-      // Even after a failed change: what was changed is then on record, and a half-done change is harmless (see above).
-      await recordFresh(dataDir).catch(() => {});
-    }
-  });
+  return withFileLock(
+    lockFile(dataDir),
+    async (lock) => {
+      let runIds = (await isFresh(dataDir)) ? await readUserIndex(dataDir, userId) : undefined;
+      runIds ??= (await rebuild(dataDir, lock)).get(userId) ?? [];
+      await mkdir(usersDir(dataDir), { recursive: true, mode: 0o700 });
+      try {
+        return await change(indexedUser(dataDir, userId, runIds, lock));
+      } finally {
+        // Even after a failed change: what was changed is then on record, and a half-done change is harmless (see above).
+        // Not after the lock was lost: the successor's change is the one to record.
+        await lock
+          .check()
+          .then(() => recordFresh(dataDir))
+          .catch(() => {});
+      }
+    },
+    lockOptions,
+  );
 }
 
 /** Whether the run's file is there (for dropping index entries whose file is gone). */

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { EstateError } from '../errors.ts';
-import { writeFileAtomic } from './atomic-write.ts';
 import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
 import { fileRefusal, openDataFile } from './open-data-file.ts';
@@ -67,7 +65,7 @@ export async function createRun(dataDir: string, userId: string, fields: NewRun,
     }
     if (runIds.length >= limits.maxRunsPerUser) throw quotaExceeded(userId, runIds.length);
     await user.save([...runIds, run.run_id]);
-    await writeFileAtomic(runFile(dataDir, run.run_id) as string, `${JSON.stringify(run, null, 2)}\n`, 0o600);
+    await user.writeRun(run.run_id, `${JSON.stringify(run, null, 2)}\n`);
     return run;
   });
 }
@@ -155,14 +153,8 @@ export async function deleteRun(dataDir: string, userId: string, runId: string):
   return changeUserRuns(dataDir, userId, async (user) => {
     // Checked again under the lock: another process may have deleted it meanwhile.
     if ((await readRun(file, runId))?.user_id !== userId) return false;
-    let unlinked = true;
-    try {
-      await unlink(file);
-    } catch (err) {
-      // A file that cannot be removed stays in the index; one already gone leaves it.
-      if (!isNotFound(err)) throw err;
-      unlinked = false;
-    }
+    // A file that cannot be removed stays in the index; one already gone leaves it.
+    const unlinked = await user.removeRun(runId);
     await user.save(user.runIds.filter((id) => id !== runId));
     return unlinked;
   });
