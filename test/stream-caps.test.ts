@@ -21,9 +21,10 @@ async function dataDir(t: TestContext, streams: object): Promise<string> {
   return dir;
 }
 
-/** The status line's code of GET /work/stream on a connection from `localAddress` (the socket is kept open until the test ends). */
-function streamStatusFrom(t: TestContext, url: string, localAddress: string): Promise<number> {
+/** The status line's code of GET `target` (default /work/stream) on a connection from `localAddress` (the socket is kept open until the test ends). */
+function streamStatusFrom(t: TestContext, url: string, localAddress: string, headers: Record<string, string> = {}, target = '/work/stream'): Promise<number> {
   const { port } = new URL(url);
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port: Number(port), host: '127.0.0.1', localAddress });
     t.after(() => socket.destroy());
@@ -35,7 +36,7 @@ function streamStatusFrom(t: TestContext, url: string, localAddress: string): Pr
       const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
       if (m) resolve(Number(m[1]));
     });
-    socket.once('connect', () => socket.write('GET /work/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n'));
+    socket.once('connect', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n${lines.join('')}\r\n`));
   });
 }
 
@@ -61,6 +62,39 @@ test('one address holds at most per_client streams; another address or a credent
   first.close();
   await waitUntil('a closed stream frees its slot', async () => {
     const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream' }, signal: AbortSignal.timeout(5000) });
+    void again.body?.cancel();
+    return again.status === 200;
+  });
+});
+
+test('one credential holds at most per_client streams from any address and through any carrier; other clients are not held back', async (t) => {
+  const dir = await dataDir(t, { per_client: 2 });
+  const key = await newKey(dir, 'alice');
+  const other = await newKey(dir, 'bob');
+  const server = await startServer(t, dir);
+  // Two streams of one key, from two addresses, through two carriers.
+  const first = await openStream(t, `${server.url}/work/stream`, { 'X-API-Key': key });
+  assert.equal(first.status, 200);
+  assert.equal(await streamStatusFrom(t, server.url, '127.0.0.2', { Authorization: `Bearer ${key}` }), 200);
+
+  // A third is refused wherever it comes from: the credential is the client, not the address.
+  assert.equal(await streamStatusFrom(t, server.url, '127.0.0.3', {}, `/work/stream?api_key=${encodeURIComponent(key)}`), 429, 'a third address with ?api_key=');
+  assert.equal(await streamStatusFrom(t, server.url, '127.0.0.4', { 'X-API-Key': key }), 429, 'a fourth address with X-API-Key');
+  const refused = await server.get('/work/stream', { Accept: 'text/event-stream', 'X-API-Key': key });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('retry-after'), '5');
+  assert.match(refused.json.detail, /already has 2 open streams \(at most 2\)/);
+
+  // The key's streams are not counted against the addresses they came from, nor against another key.
+  const anonymous = [await openStream(t, `${server.url}/work/stream`), await openStream(t, `${server.url}/work/stream`)];
+  assert.deepEqual(anonymous.map((s) => s.status), [200, 200], 'the address the key used still has its own slots');
+  assert.equal(await streamStatusFrom(t, server.url, '127.0.0.2'), 200, 'so has the other address');
+  const others = [await openStream(t, `${server.url}/work/stream`, { 'X-API-Key': other }), await openStream(t, `${server.url}/work/stream`, { 'X-API-Key': other })];
+  assert.deepEqual(others.map((s) => s.status), [200, 200], 'another credential counts on its own');
+
+  first.close();
+  await waitUntil('a closed stream frees its credential\'s slot', async () => {
+    const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream', 'X-API-Key': key }, signal: AbortSignal.timeout(5000) });
     void again.body?.cancel();
     return again.status === 200;
   });
