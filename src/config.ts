@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { EstateError } from './errors.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
+import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from './core/training-answer-bound.ts';
 
 // Settings come from flags > environment > config file > defaults. This is
 // the only module (with the CLI entry) that reads the environment.
@@ -82,11 +83,22 @@ export const workStreamsSchema = z.strictObject({
   max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
 });
 
-/** Quotas of training runs: runs per user, and bytes of `params` per run (as compact JSON, UTF-8). */
-export const trainingSchema = z.strictObject({
-  max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
-  max_params_bytes: z.int().min(2).max(1024 * 1024).default(256 * 1024),
-});
+/**
+ * Quotas of training runs: runs per user, and bytes of `params` per run (as
+ * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
+ * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
+ */
+export const trainingSchema = z
+  .strictObject({
+    max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
+    max_params_bytes: z.int().min(2).max(1024 * 1024).default(10 * 1024),
+  })
+  .refine((t) => worstRunsAnswerBytes(t.max_runs_per_user, t.max_params_bytes) <= MAX_RUNS_ANSWER_BYTES, {
+    path: ['max_params_bytes'],
+    message:
+      `max_runs_per_user × (max_params_bytes + ${RUN_FIELDS_BYTES}) must be at most ${MAX_RUNS_ANSWER_BYTES} bytes ` +
+      `(16 MiB: one user's runs are listed in one answer); lower either`,
+  });
 
 /** `estate serve`'s settings; every key has a default. */
 const serveSchema = z.strictObject({

@@ -83,14 +83,14 @@ test('the CLI refuses the same, with exit 2 and one line on stderr', async (t) =
   assert.equal(over.stderr.trim().split('\n').length, 1);
 });
 
-test('the quotas are settings: defaults 1000 runs and 256 KiB, invalid values refused with their path', async (t) => {
+test('the quotas are settings: defaults 1000 runs and 10 KiB, invalid values refused with their path', async (t) => {
   const dir = await tempDataDir(t);
   const alice = await newKey(dir, 'alice');
   const server = await startServer(t, dir);
-  assert.deepEqual(server.ctx.config.training, { max_runs_per_user: 1000, max_params_bytes: 262_144 });
-  const under = await server.request('POST', '/training/start', { headers: { 'X-API-Key': alice }, body: { params: paramsOf(262_144) } });
-  assert.equal(under.status, 201, '256 KiB of params is allowed by default');
-  const over = await server.request('POST', '/training/start', { headers: { 'X-API-Key': alice }, body: { params: paramsOf(262_145) } });
+  assert.deepEqual(server.ctx.config.training, { max_runs_per_user: 1000, max_params_bytes: 10_240 });
+  const under = await server.request('POST', '/training/start', { headers: { 'X-API-Key': alice }, body: { params: paramsOf(10_240) } });
+  assert.equal(under.status, 201, '10 KiB of params is allowed by default');
+  const over = await server.request('POST', '/training/start', { headers: { 'X-API-Key': alice }, body: { params: paramsOf(10_241) } });
   assert.equal(over.status, 413);
 
   for (const [training, problem] of [

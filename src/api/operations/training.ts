@@ -40,7 +40,7 @@ export const trainingStart = defineOperation({
   summary: "Start a training run owned by the credential's user",
   description: [
     'Every body field is optional; `{}` is a valid body. The run is created queued.',
-    'Quotas (config `training`): `params` may hold at most `max_params_bytes` bytes as compact JSON (default 262144), else **413**;',
+    'Quotas (config `training`): `params` may hold at most `max_params_bytes` bytes as compact JSON (default 10240), else **413**;',
     'a user may own at most `max_runs_per_user` runs (default 1000), else **422** with `loc: ["body"]` and `type: "quota_exceeded"`.',
   ].join(' '),
   input: {
@@ -68,7 +68,7 @@ export const trainingList = defineOperation({
   access: 'user',
   tag: 'training',
   summary: "The credential user's training runs, newest first",
-  description: 'A bare JSON array; `[]` when the request carries no credential.',
+  description: 'A bare JSON array of all the user\'s runs; `[]` when the request carries no credential. The quotas of `POST /training/start` keep it within 16 MiB.',
   output: z.array(run),
   handler: ({ ctx, principal }) => (principal ? ctx.store.training.list(principal.userId) : []),
   cli: { command: 'training list', columns: ['run_id', 'status', 'name', 'model', 'dataset', 'created_at'], examples: ['estate training list --user alice'] },
