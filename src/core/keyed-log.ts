@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { EstateError } from '../errors.ts';
 import { dataPath, type DataFile } from './data-files.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { RecordLog, type AppendResult } from './record-log.ts';
+import type { RestoreResult } from './store/store.ts';
 
 /**
  * One kind of record that clients write once per key (work completions,
@@ -31,10 +33,9 @@ export interface KeyedWriteResult extends AppendResult {
 
 /** The log of `spec` in a data dir, indexed by key, by id and by each facet. */
 export function keyedLog(dataDir: string, spec: KeyedLogSpec): RecordLog {
-  const required = [spec.id.field, spec.time, ...spec.required];
   return new RecordLog({
     file: dataPath(dataDir, spec.file),
-    accept: (r) => required.every((f) => typeof r[f] === 'string'),
+    accept: (r) => isKeyedRecord(spec, r),
     key: (r) => keyOf(spec, r),
     facets: Object.fromEntries(spec.facets.map((f) => [f, (r: JsonRecord) => r[f] as string])),
     // One id per record: indexed by hash, not as a string per record.
@@ -56,6 +57,54 @@ export async function writeKeyed(log: RecordLog, spec: KeyedLogSpec, input: obje
     create: () => ({ [spec.id.field]: `${spec.id.prefix}${randomBytes(8).toString('hex')}`, ...fields, [spec.time]: now().toISOString() }),
   });
   return { ...result, differing: result.outcome === 'conflict' ? differing(result.record, fields, spec.fields) : [] };
+}
+
+/**
+ * Stores records made elsewhere with their own id and time, in order, each
+ * once (KeyedRecords.restore): `created`, `present` (an equal record holds
+ * its key) or `conflict` (another record holds its key or its id).
+ */
+export async function restoreKeyed(log: RecordLog, spec: KeyedLogSpec, records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]> {
+  records.forEach((r) => assertRestorable(spec, r));
+  const results = await Promise.all(
+    records.map((record) =>
+      log.append({
+        key: keyOf(spec, record),
+        same: (stored) => recordDifferences(stored, record).length === 0,
+        create: () => record,
+        unique: { facet: spec.id.field, value: record[spec.id.field] as string },
+      }),
+    ),
+  );
+  return results.map((r) => ({ outcome: r.outcome === 'replayed' ? 'present' : r.outcome, stored: r.record }));
+}
+
+/** Whether `record` counts as one of the log's: its id, time and required fields are strings. */
+export function isKeyedRecord(spec: KeyedLogSpec, record: JsonRecord): boolean {
+  return typeof record[spec.id.field] === 'string' && typeof record[spec.time] === 'string' && spec.required.every((f) => typeof record[f] === 'string');
+}
+
+/** Throws a `validation` error unless `record` is one of the log's (isKeyedRecord). */
+export function assertRestorable(spec: KeyedLogSpec, record: JsonRecord): void {
+  if (isKeyedRecord(spec, record)) return;
+  const missing = [spec.id.field, spec.time, ...spec.required].filter((f) => typeof record[f] !== 'string');
+  throw new EstateError('validation', `not a record of ${spec.file}: ${missing.join(', ')} must be strings`);
+}
+
+/** The fields whose values differ between two records, in `a`'s order then `b`'s (absent and null are the same). */
+export function recordDifferences(a: JsonRecord, b: JsonRecord): string[] {
+  const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+  return fields.filter((f) => canonicalJson(a[f] ?? null) !== canonicalJson(b[f] ?? null));
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever their key order (jsonb keeps none). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function keyOf(spec: KeyedLogSpec, record: JsonRecord): string {

@@ -24,6 +24,12 @@ export interface AppendRequest {
   same: (stored: JsonRecord) => boolean;
   /** Makes the record to store; called only when the key is new, under the writer lock. */
   create: () => JsonRecord;
+  /**
+   * A unique facet value (`uniqueFacets`) the new record holds, such as its
+   * id when it was made elsewhere: when another record holds it already,
+   * the request is a `conflict` with that record and nothing is written.
+   */
+  unique?: FacetFilter;
 }
 
 /** `created`: written and synced; `replayed`: the same request was stored before; `conflict`: another one was. */
@@ -230,6 +236,9 @@ export class RecordLog {
     const loaded = await this.#indexed.load(handle, known, stored);
     if (loaded.length !== known.length) throw new Error(`${this.file}: an indexed record can no longer be read`);
     const fresh = new Map<string, JsonRecord>();
+    // Unique facet values the batch's new records hold (see AppendRequest.unique).
+    const freshUnique = new Map<string, JsonRecord>();
+    const uniqueKey = (where: FacetFilter) => JSON.stringify([where.facet, where.value]);
     for (const [i, { request }] of batch.entries()) {
       try {
         const owner = (candidates[i] as number[]).map((p) => stored.get(p)).find((r) => r !== undefined && index.keyOf(r) === request.key);
@@ -238,11 +247,19 @@ export class RecordLog {
           results.push({ outcome: request.same(existing) ? 'replayed' : 'conflict', record: existing });
           continue;
         }
+        if (request.unique) {
+          const holder = freshUnique.get(uniqueKey(request.unique)) ?? (await this.#indexed.matching(handle, request.unique))[0]?.record;
+          if (holder) {
+            results.push({ outcome: 'conflict', record: holder });
+            continue;
+          }
+        }
         const record = request.create();
         if (!this.#options.accept(record) || index.keyOf(record) !== request.key) {
           throw new Error(`${this.file}: a created record is not one of this log's, under the key it was asked for`);
         }
         fresh.set(request.key, record);
+        if (request.unique) freshUnique.set(uniqueKey(request.unique), record);
         results.push({ outcome: 'created', record });
       } catch (err) {
         results.push({ error: err });

@@ -9,6 +9,7 @@ import { isNotFound } from '../fs-errors.ts';
 import { fileRefusal, readDataFile, readDataFileSync } from '../open-data-file.ts';
 import { SCOPES } from './scopes.ts';
 import { WatchedFile } from './watched-file.ts';
+import type { RestoreResult } from '../store/store.ts';
 
 // keys.json holds only SHA-256 hashes of API keys (a key carries 192 random
 // bits, so a fast hash is enough), written atomically with mode 0600.
@@ -207,6 +208,53 @@ export async function touchKey(dataDir: string, keyId: string, at: Date): Promis
     const record = keys.find((k) => k.key_id === keyId);
     if (record && (!record.last_used_at || Date.parse(record.last_used_at) < at.getTime())) record.last_used_at = at.toISOString();
   });
+}
+
+/**
+ * The fields that make two key records different keys (user, name, hash,
+ * scopes, creation, expiry; times compared as instants): [] for the same key,
+ * whatever its revocation and last use.
+ */
+export function keyDifferences(a: KeyRecord, b: KeyRecord): string[] {
+  const instant = (t: string | null) => (t === null ? null : Date.parse(t));
+  const same: Record<string, boolean> = {
+    user_id: a.user_id === b.user_id,
+    name: a.name === b.name,
+    hash: a.hash === b.hash,
+    scopes: [...a.scopes].sort().join(',') === [...b.scopes].sort().join(','),
+    created_at: instant(a.created_at) === instant(b.created_at),
+    expires_at: instant(a.expires_at) === instant(b.expires_at),
+  };
+  return Object.keys(same).filter((f) => !same[f]);
+}
+
+/** Checks key records made elsewhere (a copy of another store): `validation` errors. */
+export function parseKeyRecords(records: readonly unknown[]): KeyRecord[] {
+  return records.map((r) => {
+    const parsed = keyRecord.safeParse(r);
+    if (!parsed.success) throw new EstateError('validation', `not a key record: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data;
+  });
+}
+
+/**
+ * Stores key records made elsewhere as they are (Credentials.restore), in
+ * order, under the lock: `created` for a new key_id, else `present` (the
+ * same key: keyDifferences) or `conflict`; a stored key is never changed.
+ * keys.json is rewritten only when a key is added.
+ */
+export async function restoreKeys(dataDir: string, records: readonly KeyRecord[]): Promise<RestoreResult<KeyRecord>[]> {
+  const wanted = parseKeyRecords(records);
+  const decide = (keys: KeyRecord[]): RestoreResult<KeyRecord>[] =>
+    wanted.map((record) => {
+      const stored = keys.find((k) => k.key_id === record.key_id);
+      if (stored) return { outcome: keyDifferences(stored, record).length === 0 ? 'present' : 'conflict', stored };
+      keys.push(record);
+      return { outcome: 'created', stored: record };
+    });
+  const before = decide(readKeys(dataDir));
+  if (before.every((r) => r.outcome !== 'created')) return before;
+  return updateKeys(dataDir, decide);
 }
 
 /** The record a presented key belongs to, if it is genuine, live and not expired. */

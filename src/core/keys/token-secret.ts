@@ -4,7 +4,7 @@ import path from 'node:path';
 import { EstateError } from '../../errors.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { readDataFile, readDataFileSync } from '../open-data-file.ts';
-import type { TokenSecret } from '../store/store.ts';
+import type { RestoreResult, TokenSecret } from '../store/store.ts';
 import { WatchedFile } from './watched-file.ts';
 
 // The key that signs and checks bearer tokens: 32 random bytes, as 64 hex
@@ -43,12 +43,29 @@ export function readTokenSecret(dataDir: string): Uint8Array | undefined {
 export async function ensureTokenSecret(dataDir: string): Promise<Uint8Array> {
   const existing = readTokenSecret(dataDir);
   if (existing) return existing;
+  return placeSecret(dataDir, randomBytes(32));
+}
+
+/**
+ * Makes `secret` the token secret unless there is one (TokenSecret.restore):
+ * `created`, `present` (the same) or `conflict` (another, kept).
+ */
+export async function restoreTokenSecret(dataDir: string, secret: Uint8Array): Promise<RestoreResult<Uint8Array>> {
+  if (secret.length !== 32) throw new EstateError('validation', `a token secret is 32 bytes, not ${secret.length}`);
+  const existing = readTokenSecret(dataDir);
+  const stored = existing ?? (await placeSecret(dataDir, secret));
+  const same = Buffer.from(stored).equals(Buffer.from(secret));
+  return { outcome: !same ? 'conflict' : existing ? 'present' : 'created', stored };
+}
+
+/** Writes `secret` to a temp file and links it into place unless a secret is there; returns the one in place. */
+async function placeSecret(dataDir: string, secret: Uint8Array): Promise<Uint8Array> {
   const file = tokenSecretPath(dataDir);
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'wx', 0o600);
   try {
     try {
-      await handle.writeFile(`${randomBytes(32).toString('hex')}\n`, 'utf8');
+      await handle.writeFile(`${Buffer.from(secret).toString('hex')}\n`, 'utf8');
       await handle.chmod(0o600);
       await handle.sync();
     } finally {
@@ -72,6 +89,7 @@ export function dataDirTokenSecret(dataDir: string, options: { watch?: boolean }
   let watched: WatchedFile<Uint8Array | undefined> | undefined;
   return {
     ensure: () => ensureTokenSecret(dataDir),
+    restore: (secret) => restoreTokenSecret(dataDir, secret),
     current: async () => {
       watched ??= new WatchedFile(tokenSecretPath(dataDir), (file) => (file ? readTokenSecret(dataDir) : undefined), options);
       return watched.get();

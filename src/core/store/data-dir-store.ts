@@ -1,15 +1,17 @@
 import type { EstateConfig } from '../../config.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
-import { keyedLog, writeKeyed, type KeyedLogSpec } from '../keyed-log.ts';
-import { createKey, KeyCache, keyStoreHealth, listKeys, revokeKey, touchKey } from '../keys/key-store.ts';
+import { scanRecords } from '../jsonl/scan-records.ts';
+import { isKeyedRecord, keyedLog, restoreKeyed, writeKeyed, type KeyedLogSpec } from '../keyed-log.ts';
+import { createKey, KeyCache, keyStoreHealth, listKeys, readKeys, restoreKeys, revokeKey, touchKey } from '../keys/key-store.ts';
 import { dataDirTokenSecret } from '../keys/token-secret.ts';
 import { ENTRIES } from '../publishing.ts';
 import type { RecordLog } from '../record-log.ts';
 import { createRun, deleteRun, getRun, listRuns } from '../training.ts';
+import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
-import type { Credentials, KeyedRecords, Store, TrainingRuns } from './store.ts';
+import type { Credentials, KeyedRecords, RecordPage, Store, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -34,12 +36,16 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     touch: (keyId, at) => touchKey(dataDir, keyId, at),
     lookup: async (keyId) => (keyCache ??= new KeyCache(dataDir)).get().find((k) => k.key_id === keyId),
     health: () => keyStoreHealth(dataDir),
+    all: async () => readKeys(dataDir),
+    restore: (records) => restoreKeys(dataDir, records),
   };
   const training: TrainingRuns = {
     create: (userId, fields, limits, now) => createRun(dataDir, userId, fields, limits, now),
     get: (userId, runId) => getRun(dataDir, userId, runId),
     list: (userId) => listRuns(dataDir, userId),
     delete: (userId, runId) => deleteRun(dataDir, userId, runId),
+    pages: (pageSize) => scanRuns(dataDir, pageSize),
+    restore: (run) => restoreRun(dataDir, run),
   };
   return {
     kind: 'data-dir',
@@ -90,6 +96,26 @@ class DataDirRecords implements KeyedRecords {
 
   refresh() {
     return this.log.refresh();
+  }
+
+  /** The log read from its start, streamed (scanRecords), lines that are not records counted. */
+  async *pages(pageSize: number): AsyncGenerator<RecordPage> {
+    const stats = { skipped: 0 };
+    let records: JsonRecord[] = [];
+    for await (const record of scanRecords(this.log.file, stats)) {
+      if (!isKeyedRecord(this.spec, record)) stats.skipped++;
+      else records.push(record);
+      if (records.length >= pageSize) {
+        yield { records, skipped: stats.skipped };
+        records = [];
+        stats.skipped = 0;
+      }
+    }
+    if (records.length > 0 || stats.skipped > 0) yield { records, skipped: stats.skipped };
+  }
+
+  restore(records: readonly JsonRecord[]) {
+    return restoreKeyed(this.log, this.spec, records);
   }
 
   async subscribe(listener: (records: JsonRecord[]) => void, onError?: (err: unknown) => void): Promise<() => Promise<void>> {

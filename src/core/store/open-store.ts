@@ -65,6 +65,10 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     since: async (after, limit, where) => pick(await store()).since(after, limit, where),
     subscribe: async (listener, onError) => pick(await store()).subscribe(listener, onError),
     refresh: async () => pick(await store()).refresh(),
+    pages: async function* (pageSize) {
+      yield* pick(await store()).pages(pageSize);
+    },
+    restore: async (records) => pick(await store()).restore(records),
   });
   return {
     kind,
@@ -76,6 +80,10 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       get: async (userId, runId) => (await store()).training.get(userId, runId),
       list: async (userId) => (await store()).training.list(userId),
       delete: async (userId, runId) => (await store()).training.delete(userId, runId),
+      pages: async function* (pageSize) {
+        yield* (await store()).training.pages(pageSize);
+      },
+      restore: async (run) => (await store()).training.restore(run),
     },
     credentials: {
       create: async (options) => (await store()).credentials.create(options),
@@ -84,10 +92,13 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       touch: async (keyId, at) => (await store()).credentials.touch(keyId, at),
       lookup: async (keyId) => (await store()).credentials.lookup(keyId),
       health: async () => (await store().catch(() => undefined))?.credentials.health() ?? 'unavailable',
+      all: async () => (await store()).credentials.all(),
+      restore: async (records) => (await store()).credentials.restore(records),
     },
     tokenSecret: {
       ensure: async () => (await store()).tokenSecret.ensure(),
       current: async () => (await store()).tokenSecret.current(),
+      restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
     ready: async () => (await store()).ready(),
     health: async () => {

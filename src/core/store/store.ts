@@ -69,6 +69,42 @@ export interface KeyedRecords {
    * warm. Concurrent calls may share one pass.
    */
   refresh(): Promise<void>;
+  /**
+   * Every record, oldest first (write order), a page of at most `pageSize`
+   * at a time: memory is bounded by a page, whatever the log's size. Records
+   * written while it runs may or may not be included. `skipped` counts the
+   * stored lines of that stretch that are not records. For copying a store
+   * (copy-store.ts).
+   */
+  pages(pageSize: number): AsyncIterable<RecordPage>;
+  /**
+   * Stores records made elsewhere (by another store: see copy-store.ts) with
+   * their own id and time, in the given order, each once: `created` when
+   * neither its key nor its id is taken (durable when this resolves),
+   * `present` when a record equal to it field for field is stored under its
+   * key, `conflict` when another record holds its key or its id (the stored
+   * one is returned; nothing is overwritten). A record that is not one of
+   * this log's (id, time and required fields as strings) is a `validation`
+   * error, and nothing of the call is stored.
+   */
+  restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]>;
+}
+
+/** A stretch of a record log, oldest first (KeyedRecords.pages). */
+export interface RecordPage {
+  records: JsonRecord[];
+  /** Stored lines of this stretch that are not records (always 0 where none can exist). */
+  skipped: number;
+}
+
+/**
+ * What a `restore` did with one record: `created` (stored now), `present`
+ * (stored before, equal), `conflict` (another record holds its identity).
+ * `stored` is the record the store now holds under that identity.
+ */
+export interface RestoreResult<T> {
+  outcome: 'created' | 'present' | 'conflict';
+  stored: T;
 }
 
 /**
@@ -89,6 +125,15 @@ export interface TrainingRuns {
   list(userId: string): Promise<TrainingRun[]>;
   /** Deletes the run if it exists and belongs to `userId`; false otherwise. */
   delete(userId: string, runId: string): Promise<boolean>;
+  /** Every run of every user, a page of at most `pageSize` at a time, in no particular order. Unreadable runs are left out. */
+  pages(pageSize: number): AsyncIterable<TrainingRun[]>;
+  /**
+   * Stores a run made elsewhere as it is (run_id, owner, times), whatever
+   * the quota: `created`, `present` (an equal run is stored) or `conflict`
+   * (another run, or something unreadable, holds its run_id; nothing is
+   * overwritten). A run that is not one is a `validation` error.
+   */
+  restore(run: TrainingRun): Promise<RestoreResult<TrainingRun | undefined>>;
 }
 
 /**
@@ -114,6 +159,17 @@ export interface Credentials {
   lookup(keyId: string): Promise<KeyRecord | undefined>;
   /** For readiness: `ok`, `corrupt`, or a short error code. Never throws. */
   health(): Promise<string>;
+  /** Every key record, hashes included, in creation order (for copying a store). */
+  all(): Promise<KeyRecord[]>;
+  /**
+   * Stores key records made elsewhere as they are (key_id, hash, times:
+   * a key keeps working), in the given order: `created` when the key_id is
+   * new, else `present` when the stored key is the same key (user, name,
+   * hash, scopes, creation and expiry; its revocation and last use may
+   * differ: see copy-store.ts), else `conflict` (nothing is overwritten).
+   * A record that is not one is a `validation` error, and nothing is stored.
+   */
+  restore(records: readonly KeyRecord[]): Promise<RestoreResult<KeyRecord>[]>;
 }
 
 /** The key that signs and checks bearer tokens (32 bytes); replacing or removing it invalidates every token. */
@@ -122,6 +178,12 @@ export interface TokenSecret {
   ensure(): Promise<Uint8Array>;
   /** The secret as a verifier sees it (cached; a change is seen within 3 s), or undefined when none was ever made. */
   current(): Promise<Uint8Array | undefined>;
+  /**
+   * Makes `secret` (32 bytes, from another store) the secret, unless there
+   * is one: `created`, `present` (the same one) or `conflict` (another one,
+   * kept: replacing it would invalidate the tokens it signed).
+   */
+  restore(secret: Uint8Array): Promise<RestoreResult<Uint8Array>>;
 }
 
 export type StoreKind = 'data-dir' | 'postgres';

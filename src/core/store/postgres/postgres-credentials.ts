@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { keyInfo, newKey, type KeyRecord } from '../../keys/key-store.ts';
+import { keyDifferences, keyInfo, newKey, parseKeyRecords, type KeyRecord } from '../../keys/key-store.ts';
 import type { Scope } from '../../keys/principal.ts';
-import type { Credentials, TokenSecret } from '../store.ts';
+import type { Credentials, RestoreResult, TokenSecret } from '../store.ts';
+import { EstateError } from '../../../errors.ts';
 import { failureCode, withinDeadline, type Sql } from './connect.ts';
 
 // The credential store in `api_keys` (SHA-256 hashes only, as bytea) and the
@@ -96,6 +97,34 @@ export function postgresCredentials(sql: Sql, store: string): Credentials {
         return failureCode(err);
       }
     },
+    all: async () => {
+      const rows = await withinDeadline(store, () => sql.unsafe(`SELECT ${COLUMNS} FROM api_keys ORDER BY seq`));
+      return rows.map((row) => toRecord(row as unknown as KeyRow));
+    },
+    restore: async (input) => {
+      const records = parseKeyRecords(input);
+      const results = await withinDeadline(store, () =>
+        sql.begin(async (tx) => {
+          const out: RestoreResult<KeyRecord>[] = [];
+          for (const r of records) {
+            const inserted = await tx`INSERT INTO api_keys (key_id, hash, user_id, name, scopes, created_at, expires_at, revoked_at, last_used_at)
+              VALUES (${r.key_id}, ${Buffer.from(r.hash.replace(/^sha256:/, ''), 'hex')}, ${r.user_id}, ${r.name},
+                      string_to_array(${r.scopes.join(',')}, ','), ${r.created_at}, ${r.expires_at}, ${r.revoked_at}, ${r.last_used_at})
+              ON CONFLICT (key_id) DO NOTHING RETURNING key_id`;
+            if (inserted.length > 0) {
+              out.push({ outcome: 'created', stored: r });
+              continue;
+            }
+            const [row] = await tx.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE key_id = $1`, [r.key_id]);
+            const stored = toRecord(row as unknown as KeyRow);
+            out.push({ outcome: keyDifferences(stored, r).length === 0 ? 'present' : 'conflict', stored });
+          }
+          return out;
+        }),
+      );
+      for (const r of records) forget(r.key_id);
+      return results;
+    },
   };
 }
 
@@ -117,5 +146,13 @@ export function postgresTokenSecret(sql: Sql, store: string): TokenSecret {
       if (cached && Date.now() - cached.at < CACHE_MS) return cached.secret;
       return withinDeadline(store, read);
     },
+    restore: (secret) =>
+      withinDeadline(store, async () => {
+        if (secret.length !== 32) throw new EstateError('validation', `a token secret is 32 bytes, not ${secret.length}`);
+        const inserted = await sql`INSERT INTO token_secret (id, secret) VALUES (1, ${Buffer.from(secret)}) ON CONFLICT (id) DO NOTHING RETURNING id`;
+        const stored = (await read()) as Uint8Array;
+        const same = Buffer.from(stored).equals(Buffer.from(secret));
+        return { outcome: !same ? 'conflict' : inserted.length > 0 ? 'created' : 'present', stored };
+      }),
   };
 }

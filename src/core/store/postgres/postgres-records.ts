@@ -3,9 +3,10 @@ import type { FacetFilter } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
-import type { KeyedRecords } from '../store.ts';
+import type { KeyedRecords, RecordPage, RestoreResult } from '../store.ts';
 import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
 import type { Notifications } from './notifications.ts';
+import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
 
 // A keyed record log in a table of migrations.ts (completions, entries).
 //
@@ -263,6 +264,27 @@ export class PostgresRecords implements KeyedRecords {
 
   #wake(): void {
     void this.refresh().catch(() => {});
+  }
+
+  /** For reading the log whole and restoring records made elsewhere (postgres-restore.ts). */
+  get #access(): RecordsTableAccess {
+    return {
+      sql: this.#sql,
+      spec: this.spec,
+      table: this.#table.name,
+      lock: [LOG_LOCK, this.#table.lockId],
+      channel: this.#channel,
+      store: this.#store,
+      ordered: (record) => this.#ordered(record),
+    };
+  }
+
+  pages(pageSize: number): AsyncIterable<RecordPage> {
+    return postgresRecordPages(this.#access, pageSize);
+  }
+
+  restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]> {
+    return restorePostgresRecords(this.#access, records);
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */

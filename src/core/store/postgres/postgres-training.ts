@@ -1,3 +1,5 @@
+import { EstateError } from '../../../errors.ts';
+import { recordDifferences } from '../../keyed-log.ts';
 import { newRunRecord, quotaExceeded, RUN_ID, trainingRunSchema, type TrainingRun } from '../../training.ts';
 import type { TrainingRuns } from '../store.ts';
 import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
@@ -38,6 +40,36 @@ export function postgresTraining(sql: Sql, store: string): TrainingRuns {
       if (!RUN_ID.test(runId)) return false;
       const rows = await withinDeadline(store, () => sql`DELETE FROM training_runs WHERE run_id = ${runId} AND user_id = ${userId} RETURNING run_id`);
       return rows.length > 0;
+    },
+    pages: async function* (pageSize) {
+      let cursor = '';
+      for (;;) {
+        const from = cursor;
+        const rows = await withinDeadline(
+          store,
+          () => sql`SELECT run_id, run FROM training_runs WHERE run_id COLLATE "C" > ${from} ORDER BY run_id COLLATE "C" LIMIT ${pageSize}`,
+        );
+        const last = rows.at(-1);
+        if (!last) return;
+        cursor = String(last.run_id);
+        yield rows.flatMap((row) => parse(row.run, String(row.run_id)) ?? []);
+        if (rows.length < pageSize) return;
+      }
+    },
+    restore: async (input) => {
+      const checked = trainingRunSchema.safeParse(input);
+      if (!checked.success) throw new EstateError('validation', `not a training run: ${checked.error.issues[0]?.message ?? 'invalid'}`);
+      const run = checked.data;
+      return withinDeadline(store, () =>
+        sql.begin(async (tx) => {
+          const inserted = await tx`INSERT INTO training_runs (run_id, user_id, created_at, run)
+            VALUES (${run.run_id}, ${run.user_id}, ${run.created_at}, ${tx.json(run as unknown as JSONValue)}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id`;
+          if (inserted.length > 0) return { outcome: 'created' as const, stored: run };
+          const [row] = await tx`SELECT run FROM training_runs WHERE run_id = ${run.run_id}`;
+          const stored = row ? parse(row.run, run.run_id) : undefined;
+          return { outcome: stored && recordDifferences(stored, run).length === 0 ? ('present' as const) : ('conflict' as const), stored };
+        }),
+      );
     },
   };
 }

@@ -1,0 +1,163 @@
+import { recordDifferences, type KeyedLogSpec } from '../keyed-log.ts';
+import { keyDifferences, type KeyRecord } from '../keys/key-store.ts';
+import type { JsonRecord, KeyedRecords, RestoreResult, Store } from './store.ts';
+
+// Copying everything estate writes from one store to another (`estate store
+// copy`), so an operator can move an estate between the data dir and
+// PostgreSQL (either way, or between two of either) without losing a record.
+//
+// - Records keep their ids, times and order; keys keep their ids and hashes
+//   (existing keys keep working); the token secret is copied (existing tokens
+//   keep verifying).
+// - Idempotent: what the destination holds already, equal, is counted as
+//   `already_there`; a record whose id or key holds something else there is a
+//   conflict: reported, never overwritten, and the copy goes on.
+// - A key's revocation and last use only ever move forward: a key revoked (or
+//   used later) at the source since an earlier copy is revoked (or touched) at
+//   the destination too, counted as `updated`; the destination's own
+//   revocations and uses stay.
+// - Memory is bounded by a page: the logs are read and written a page at a time.
+// - Nothing is deleted at the destination: a record deleted at the source
+//   after an earlier copy stays where it was copied to.
+
+export const COPY_KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
+export type CopyKind = (typeof COPY_KINDS)[number];
+
+export interface KindCounts {
+  /** Stored at the destination by this copy. */
+  copied: number;
+  /** At the destination already, equal. */
+  already_there: number;
+  /** API keys whose revocation or last use was carried over (see above). */
+  updated: number;
+  /** Something else holds its id or key at the destination: left as it is. */
+  conflicts: number;
+  /** Lines of the source that are not records (corrupt or torn), not copied. */
+  skipped: number;
+}
+
+/** One conflict: the kind, the id of the source's record, its key (keyed records), and the fields that differ (names only, never values). */
+export interface CopyConflict {
+  kind: CopyKind;
+  id: string;
+  key?: Record<string, string>;
+  differing: string[];
+}
+
+export type CopyReport = Record<CopyKind, KindCounts> & {
+  /** The first LISTED_CONFLICTS conflicts (the counts have them all). */
+  conflicts: CopyConflict[];
+};
+
+export interface CopyOptions {
+  /** Records read and written at a time (default 1000). */
+  pageSize?: number;
+  /** Called with each conflict as it is found. */
+  onConflict?: (conflict: CopyConflict) => void;
+}
+
+/** Conflicts kept in the report; the counts have every one. */
+export const LISTED_CONFLICTS = 100;
+const DEFAULT_PAGE = 1000;
+/** Training runs read at a time (each is restored on its own). */
+const RUN_PAGE = 100;
+
+/**
+ * Copies everything `from` holds into `to` (see above); both are checked
+ * ready first (a PostgreSQL store must be migrated). Resolves with what was
+ * done per kind; conflicts do not stop it. A store that fails mid-way
+ * rejects: what was copied stays, and a second run copies the rest.
+ *
+ * @example
+ *   const report = await copyStore(dataDirStore, postgresStore);
+ *   report.completions.copied; // 1234
+ */
+export async function copyStore(from: Store, to: Store, options: CopyOptions = {}): Promise<CopyReport> {
+  const pageSize = options.pageSize ?? DEFAULT_PAGE;
+  await from.ready();
+  await to.ready();
+  const report: CopyReport = {
+    ...(Object.fromEntries(COPY_KINDS.map((k) => [k, { copied: 0, already_there: 0, updated: 0, conflicts: 0, skipped: 0 }])) as Record<CopyKind, KindCounts>),
+    conflicts: [],
+  };
+  const conflict = (c: CopyConflict) => {
+    report[c.kind].conflicts++;
+    if (report.conflicts.length < LISTED_CONFLICTS) report.conflicts.push(c);
+    options.onConflict?.(c);
+  };
+  const count = (kind: CopyKind, outcome: RestoreResult<unknown>['outcome']) => {
+    if (outcome === 'created') report[kind].copied++;
+    else if (outcome === 'present') report[kind].already_there++;
+  };
+
+  for (const kind of ['completions', 'entries'] as const) {
+    for await (const page of from[kind].pages(pageSize)) {
+      report[kind].skipped += page.skipped;
+      const results = await to[kind].restore(page.records);
+      results.forEach((r, i) => {
+        count(kind, r.outcome);
+        const record = page.records[i] as JsonRecord;
+        if (r.outcome === 'conflict') conflict(recordConflict(kind, to[kind], record, r.stored));
+      });
+    }
+  }
+
+  for await (const runs of from.training.pages(Math.min(pageSize, RUN_PAGE))) {
+    for (const run of runs) {
+      const r = await to.training.restore(run);
+      count('training_runs', r.outcome);
+      if (r.outcome === 'conflict') {
+        // No stored run: its file is there but unreadable.
+        const differing = r.stored ? recordDifferences(r.stored, run) : ['run'];
+        conflict({ kind: 'training_runs', id: run.run_id, differing });
+      }
+    }
+  }
+
+  const keys = await from.credentials.all();
+  for (let i = 0; i < keys.length; i += pageSize) {
+    const batch = keys.slice(i, i + pageSize);
+    const results = await to.credentials.restore(batch);
+    for (const [n, r] of results.entries()) {
+      const source = batch[n] as KeyRecord;
+      if (r.outcome === 'conflict') {
+        conflict({ kind: 'api_keys', id: source.key_id, differing: keyDifferences(r.stored, source) });
+        continue;
+      }
+      if (r.outcome === 'present' && (await carryForward(to, source, r.stored))) report.api_keys.updated++;
+      else count('api_keys', r.outcome);
+    }
+  }
+
+  const secret = await from.tokenSecret.current();
+  if (secret) {
+    const r = await to.tokenSecret.restore(secret);
+    count('token_secret', r.outcome);
+    if (r.outcome === 'conflict') conflict({ kind: 'token_secret', id: 'token secret', differing: ['secret'] });
+  }
+  return report;
+}
+
+function recordConflict(kind: CopyKind, records: KeyedRecords, record: JsonRecord, stored: JsonRecord): CopyConflict {
+  const spec: KeyedLogSpec = records.spec;
+  return {
+    kind,
+    id: String(record[spec.id.field]),
+    key: Object.fromEntries(spec.key.map((f) => [f, String(record[f])])),
+    differing: recordDifferences(stored, record),
+  };
+}
+
+/** Revokes (and touches) the destination's copy of a key as the source's was since; whether anything changed. */
+async function carryForward(to: Store, source: KeyRecord, stored: KeyRecord): Promise<boolean> {
+  let changed = false;
+  if (source.revoked_at && !stored.revoked_at) {
+    await to.credentials.revoke(source.key_id, new Date(source.revoked_at));
+    changed = true;
+  }
+  if (source.last_used_at && (!stored.last_used_at || Date.parse(source.last_used_at) > Date.parse(stored.last_used_at))) {
+    await to.credentials.touch(source.key_id, new Date(source.last_used_at));
+    changed = true;
+  }
+  return changed;
+}

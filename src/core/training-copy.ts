@@ -1,0 +1,85 @@
+import { opendir } from 'node:fs/promises';
+import path from 'node:path';
+import { EstateError } from '../errors.ts';
+import { dataPath } from './data-files.ts';
+import { isNotFound } from './fs-errors.ts';
+import { recordDifferences } from './keyed-log.ts';
+import { assertDataFolder, fileRefusal, openDataFile } from './open-data-file.ts';
+import type { RestoreResult } from './store/store.ts';
+import { changeUserRuns, RUN_ID } from './training-index.ts';
+import { trainingRunSchema, type TrainingRun } from './training.ts';
+
+// Training runs of a data dir as a whole, for copying a store
+// (copy-store.ts): every run of every user, and a run stored as it was made
+// elsewhere. Run files are read and written as training.ts does: never
+// through a link, atomically, under the training lock (training-index.ts).
+
+/** A run file: the run, `unreadable` (there, but not a run: corrupt, a link, another run's), or undefined (no file). */
+async function readRunFile(file: string, runId: string): Promise<TrainingRun | 'unreadable' | undefined> {
+  let text: string;
+  try {
+    const handle = await openDataFile(file);
+    try {
+      if (!(await handle.stat()).isFile()) return 'unreadable';
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    if (fileRefusal(err)) return 'unreadable';
+    throw err;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return 'unreadable';
+  }
+  const parsed = trainingRunSchema.safeParse(json);
+  return parsed.success && parsed.data.run_id === runId ? parsed.data : 'unreadable';
+}
+
+/** Every run in `training/runs/`, `pageSize` at a time, in directory order; files that are not runs are left out. */
+export async function* scanRuns(dataDir: string, pageSize: number): AsyncGenerator<TrainingRun[]> {
+  const folder = dataPath(dataDir, 'trainingRuns');
+  let dir;
+  // A runs folder that leads out of the data dir is refused, as for every read of it.
+  await assertDataFolder(folder);
+  try {
+    dir = await opendir(folder);
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  let page: TrainingRun[] = [];
+  for await (const entry of dir) {
+    const runId = entry.name.slice(0, -'.json'.length);
+    if (!entry.name.endsWith('.json') || !RUN_ID.test(runId)) continue;
+    const run = await readRunFile(path.join(folder, entry.name), runId);
+    if (run === undefined || run === 'unreadable') continue;
+    page.push(run);
+    if (page.length >= pageSize) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
+}
+
+/** Stores `run` as it is (TrainingRuns.restore), under the training lock; an existing run file is never replaced. */
+export async function restoreRun(dataDir: string, run: TrainingRun): Promise<RestoreResult<TrainingRun | undefined>> {
+  const parsed = trainingRunSchema.safeParse(run);
+  if (!parsed.success) throw new EstateError('validation', `not a training run: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const valid = parsed.data;
+  const file = path.join(dataPath(dataDir, 'trainingRuns'), `${valid.run_id}.json`);
+  return changeUserRuns(dataDir, valid.user_id, async (user) => {
+    const stored = await readRunFile(file, valid.run_id);
+    if (stored === 'unreadable') return { outcome: 'conflict', stored: undefined };
+    if (stored) return { outcome: recordDifferences(stored, valid).length === 0 ? 'present' : 'conflict', stored };
+    // As createRun does: the id in the user's index first, then the file.
+    if (!user.runIds.includes(valid.run_id)) await user.save([...user.runIds, valid.run_id]);
+    await user.writeRun(valid.run_id, `${JSON.stringify(valid, null, 2)}\n`);
+    return { outcome: 'created', stored: valid };
+  });
+}
