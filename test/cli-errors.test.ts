@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { runEstate } from './helpers/cli.ts';
+import { runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { startHanging } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 // The CLI's contract with scripts: common options before the command, a
 // capturable `keys create`, credentials checked before any request and never
@@ -125,6 +127,38 @@ test('exit 4 when the credential is missing or refused, exit 5 on a conflicting 
       assert.doesNotMatch(r.stderr, /X-API-Key|api_key=|bearer/i, 'no HTTP header names');
       for (const k of [writer, reader, wrong]) assert.ok(!r.stderr.includes(k), 'no message shows a key');
       assert.equal(r.stdout, '');
+    });
+  }
+});
+
+test('an option typo carrying a secret never echoes the secret', async () => {
+  const cases: string[][] = [
+    ['trends', '--apiky=SECRET123'],
+    ['trends', '--apiky', 'SECRET123'],
+    ['trends', '--api_key=SECRET123'],
+    ['--apiky=SECRET123', 'trends'],
+    ['work', 'feed', '--follow', '--apikey=SECRET123'],
+    ['pulse', 'status', '--apiky=SECRET123'],
+  ];
+  for (const args of cases) {
+    const r = await runEstate(args);
+    assert.equal(r.code, args[0] === 'pulse' ? 3 : 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^estate: unknown option '--api/, args.join(' '));
+    assert.ok(!r.stderr.includes('SECRET123'), `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+  }
+});
+
+test('Ctrl-C (SIGINT) on a one-shot command ends it with exit 130 (SIGTERM: 143)', async (t) => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    await t.test(signal, async (st) => {
+      const hanging = await startHanging(st);
+      const running = startEstate(st, ['trends', '--json', '--url', hanging.url, '--api-key', 'est_000000000000_notakeynotakeynotakey']);
+      // Once its request is in, the CLI is well under way (its signal handlers set).
+      await waitUntil('the request reaches the server', () => hanging.requests.length > 0, 10_000);
+      const stopped = await running.stop(signal);
+      assert.equal(stopped.code, code, stopped.stderr);
+      assert.equal(stopped.stdout, '');
     });
   }
 });

@@ -119,6 +119,9 @@ test('exit codes: documented in --help; 4 for a missing or refused credential, 5
   const help = await runEstate(['--help']);
   assert.match(help.stdout, /Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found,\s+4 credential missing or refused, 5 conflicting write\./);
   assert.match(help.stdout, /estate completion bash/);
+  // The footer names the output options, not only --json.
+  const footer = help.stdout.slice(help.stdout.indexOf('\nEvery read command'));
+  for (const option of ['--json', '-o json|yaml|tsv|csv|table|wide', '--no-headers']) assert.ok(footer.includes(option), `the --help footer names ${option}`);
 
   const dir = await tempDataDir(t);
   const server = await startServer(t, dir);

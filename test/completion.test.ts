@@ -8,6 +8,7 @@ import { commandTree } from '../src/cli/command-tree.ts';
 import { buildProgram } from '../src/cli/program.ts';
 import { BIN, runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { skipWithout } from './helpers/required-tool.ts';
 
 // `estate completion bash|zsh|fish` prints a script generated from the
 // command tree; the scripts are run in the real shells: they complete
@@ -94,7 +95,8 @@ test('bash: every command of the tree is offered under its parent', async (t) =>
   pairs.forEach(([parent, name], i) => assert.ok((lines[i] ?? '').split(' ').includes(name), `estate ${parent} <TAB> offers ${name}: ${lines[i]}`));
 });
 
-test('zsh: the script parses, and its completion function offers commands, options and state file names', { skip: !has('zsh') && 'zsh is not installed' }, async (t) => {
+test('zsh: the script parses, and its completion function offers commands, options and state file names', async (t) => {
+  if (skipWithout(t, !has('zsh') && 'zsh is not installed (apt-get install zsh)')) return;
   const { script, env, folder } = await setup(t, 'zsh');
   run('zsh', ['-n'], `source '${script}'`, env);
   const dir = await heartbeatOnly(t);
@@ -120,7 +122,8 @@ c estate state --data-dir '${dir}' ''
   assert.equal(lines[4], 'heartbeat');
 });
 
-test('fish: the script parses, and `complete -C` completes commands, options and state file names', { skip: !has('fish') && 'fish is not installed' }, async (t) => {
+test('fish: the script parses, and `complete -C` completes commands, options and state file names', async (t) => {
+  if (skipWithout(t, !has('fish') && 'fish is not installed (apt-get install fish)')) return;
   const { script, env } = await setup(t, 'fish');
   run('fish', ['--no-config', '-n'], `source '${script}'`, env);
   const dir = await heartbeatOnly(t);

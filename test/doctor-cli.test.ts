@@ -6,7 +6,8 @@ import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { refusedUrl, sendJson, startFake } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
-import { HAS_SCRIPT, runEstateInTerminal } from './helpers/terminal.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+import { NO_TERMINAL, runEstateInTerminal } from './helpers/terminal.ts';
 
 const RED_FAIL = '\x1b[31mFAIL\x1b[0m';
 const YELLOW_WARN = '\x1b[33mWARN\x1b[0m';
@@ -26,7 +27,8 @@ test('estate doctor on a data dir that does not exist says so, checks no config,
   assert.equal(r.stderr, 'estate: doctor: 1 of 2 checks failed\n');
 });
 
-test('estate doctor colours FAIL and WARN on a terminal only, and never with NO_COLOR', { skip: HAS_SCRIPT ? false : 'no script (util-linux)' }, async (t) => {
+test('estate doctor colours FAIL and WARN on a terminal only, and never with NO_COLOR', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const missing = path.join(await tempDataDir(t), 'nope');
   const onTerminal = await runEstateInTerminal(['doctor', '--data-dir', missing]);
   assert.equal(onTerminal.code, 1);

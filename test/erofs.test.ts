@@ -7,6 +7,7 @@ import { BIN, runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { failWrites } from './helpers/fail-writes.ts';
 import { completionBody, entryBody } from './helpers/records.ts';
+import { skipWithout } from './helpers/required-tool.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
 // A data dir the file system will not let estate write (a read-only mount,
@@ -88,10 +89,7 @@ test('writes on a real read-only bind mount: 503 naming EROFS, one CLI line with
   const key = await newKey(dir);
   const before = (await readdir(dir, { recursive: true })).sort();
   const cliCommand = readOnlyCommand(dir, [process.execPath, BIN, ...cliArgs(dir, 'cli-ro')]);
-  if (!cliCommand) {
-    t.skip('cannot make a read-only bind mount here (needs root on Linux with unshare); the simulated variant covers the promise');
-    return;
-  }
+  if (skipWithout(t, !cliCommand && 'cannot make a read-only bind mount here (needs root on Linux with unshare, from util-linux); the simulated variant covers the promise')) return;
   const [cmd, ...args] = cliCommand as [string, ...string[]];
   const cli = spawnSync(cmd, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: '/tmp', NO_COLOR: '1' } });
   assert.equal(cli.status, 1, cli.stderr);

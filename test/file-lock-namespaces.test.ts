@@ -7,6 +7,7 @@ import { test, type TestContext } from 'node:test';
 import { BIN } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { completionBody } from './helpers/records.ts';
+import { skipWithout } from './helpers/required-tool.ts';
 import { newKey } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
@@ -24,7 +25,7 @@ const TASKS = WAVES * TASKS_PER_WAVE;
 function namespacesUnavailable(): string | false {
   if (process.platform !== 'linux') return 'PID namespaces are Linux only';
   const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { encoding: 'utf8' });
-  if (probe.error) return `unshare is not available (${probe.error.message})`;
+  if (probe.error) return `unshare is not available (${probe.error.message}; apt-get install util-linux)`;
   if (probe.status !== 0) return `this machine does not allow a new PID namespace (unshare: ${probe.stderr.trim() || `exit ${probe.status}`}; needs root or user namespaces)`;
   return false;
 }
@@ -61,7 +62,8 @@ async function serve(t: TestContext, command: string[], dir: string): Promise<st
   return url;
 }
 
-test('two servers in different PID namespaces on one data dir store each (board, task_id) once', { timeout: 180_000, skip: namespacesUnavailable() }, async (t) => {
+test('two servers in different PID namespaces on one data dir store each (board, task_id) once', { timeout: 180_000 }, async (t) => {
+  if (skipWithout(t, namespacesUnavailable())) return;
   const dir = await tempDataDir(t);
   const key = await newKey(dir, 'cron');
   const outside = await serve(t, [], dir);

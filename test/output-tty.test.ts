@@ -5,13 +5,13 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { BIN } from './helpers/cli.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
-import { HAS_SCRIPT, runEstateInTerminal } from './helpers/terminal.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+import { NO_TERMINAL, runEstateInTerminal } from './helpers/terminal.ts';
 
 // Output on a real pseudo-terminal (script(1)): tables fit the terminal's
 // width with rows on one line, nested values read as text, times as ages,
 // sizes in units, and a state file as its text.
 
-const skip = !HAS_SCRIPT && 'needs script(1)';
 const SGR = /\x1b\[[0-9;]*m/g;
 
 function visibleLines(output: string): string[] {
@@ -32,7 +32,8 @@ function runInSizedTerminal(args: readonly string[], cols: number): Promise<stri
   });
 }
 
-test('on a 60-column terminal, tables fit: no line wider than 60, one line per row, cut cells end in …', { skip }, async (t) => {
+test('on a 60-column terminal, tables fit: no line wider than 60, one line per row, cut cells end in …', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   for (const args of [['agents'], ['trends', '--limit', '5'], ['pulse', '--limit', '5'], ['status'], ['state'], ['builds', '--limit', '5']]) {
     const r = await runEstateInTerminal([...args, '--data-dir', dir], { env: { COLUMNS: '60' } });
@@ -46,7 +47,8 @@ test('on a 60-column terminal, tables fit: no line wider than 60, one line per r
   }
 });
 
-test('the terminal\'s own width (stty cols) is used when $COLUMNS is not set', { skip }, async (t) => {
+test('the terminal\'s own width (stty cols) is used when $COLUMNS is not set', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const output = await runInSizedTerminal(['agents', '--data-dir', dir], 50);
   const lines = visibleLines(output).filter(Boolean);
@@ -55,7 +57,8 @@ test('the terminal\'s own width (stty cols) is used when $COLUMNS is not set', {
   assert.equal([...(lines[0] as string)].length, 50, 'the table uses the width it has');
 });
 
-test('on a terminal, a state file shows as its text, not as cut-off JSON', { skip }, async (t) => {
+test('on a terminal, a state file shows as its text, not as cut-off JSON', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const file = await readFile(path.join(dir, 'state', 'heartbeat.json'), 'utf8');
   const r = await runEstateInTerminal(['state', 'heartbeat', '--data-dir', dir], { env: { NO_COLOR: '1' } });
@@ -64,7 +67,8 @@ test('on a terminal, a state file shows as its text, not as cut-off JSON', { ski
   assert.doesNotMatch(r.output, /\{ +"nodes"/, 'no collapsed JSON');
 });
 
-test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nested values as key=value; -o wide keeps them exact', { skip }, async (t) => {
+test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nested values as key=value; -o wide keeps them exact', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const disk = await runEstateInTerminal(['disk', '--limit', '3', '--data-dir', dir], { env: { NO_COLOR: '1' } });
   assert.match(disk.output, /│ \d+(s|m|h|d|mo|y) ago │/, disk.output);
@@ -84,7 +88,8 @@ test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nest
   assert.match(wide.output, /\d{9,}/, 'exact byte counts');
 });
 
-test('colour on a terminal only, and never with NO_COLOR', { skip }, async (t) => {
+test('colour on a terminal only, and never with NO_COLOR', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const coloured = await runEstateInTerminal(['pulse', '--limit', '2', '--data-dir', dir]);
   assert.match(coloured.output, /\x1b\[32mhealthy/);

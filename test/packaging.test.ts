@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from './helpers/data-dir.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+
+const HAS_MAN = spawnSync('man', ['--version'], { stdio: 'ignore' }).status === 0;
 
 // The npm package as a user gets it: `npm pack`, then a global install of the
-// tarball into an empty prefix with no network, then the installed `estate`.
+// tarball into an empty prefix with no network, then the installed `estate`
+// and its man page; and a production install (`npm ci --omit=dev`) of a checkout.
 // The pack uses the dist/ `npm test` has just built (--ignore-scripts: the
 // `prepack` build would swap dist/ under the test files running beside this one).
 
@@ -56,6 +60,21 @@ async function treeSize(dir: string): Promise<number> {
   }
   return size;
 }
+
+test('npm ci --omit=dev on the manifest, lock file and scripts installs nothing and builds nothing, offline with an empty cache', async (t) => {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'estate-ci-'));
+  t.after(() => rm(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+  const home = path.join(tmp, 'home');
+  const project = path.join(tmp, 'project');
+  await mkdir(home);
+  await mkdir(project);
+  for (const f of ['package.json', 'package-lock.json', 'scripts']) await cp(path.join(ROOT, f), path.join(project, f), { recursive: true });
+  // --offline with an empty cache: nothing may come from a network.
+  const ci = await run('npm', ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], { cwd: project, env: childEnv(home), timeoutMs: 60_000 });
+  assert.equal(ci.code, 0, `${ci.stdout}\n${ci.stderr}`);
+  assert.deepEqual((await readdir(project)).sort(), ['package-lock.json', 'package.json', 'scripts'], 'no node_modules, no dist/');
+  assert.match(ci.stderr, /estate: dev dependencies are not installed, so dist\/ is not built/);
+});
 
 test('the npm package installs offline into an empty prefix and runs: CLI, init, demo server, docs, man page', async (t) => {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'estate-pack-'));
@@ -109,9 +128,21 @@ test('the npm package installs offline into an empty prefix and runs: CLI, init,
     assert.ok((await stat(path.join(dataDir, 'state'))).isDirectory());
   });
 
-  await t.test('the man page is installed where man looks', async () => {
-    const page = await readFile(path.join(prefix, 'share', 'man', 'man1', 'estate.1'), 'utf8');
+  await t.test('the man page is installed where man looks: man -w finds it, man renders it', async (st) => {
+    const manDir = path.join(prefix, 'share', 'man');
+    const page = await readFile(path.join(manDir, 'man1', 'estate.1'), 'utf8');
     assert.match(page, /^\.TH ESTATE 1/m);
+    if (skipWithout(st, !HAS_MAN && 'man is not installed (apt-get install man-db)')) return;
+    const manEnv = { ...env, MANPATH: manDir, MANPAGER: 'cat', PAGER: 'cat', MANWIDTH: '80', LANG: 'C.UTF-8' };
+    const where = await run('man', ['-w', 'estate'], { env: manEnv, timeoutMs: 20_000 });
+    assert.equal(where.code, 0, where.stderr);
+    // npm links share/man/man1/estate.1 to the package's man/estate.1; man names the link's target.
+    assert.equal(await realpath(where.stdout.trim()), await realpath(path.join(manDir, 'man1', 'estate.1')));
+    const shown = await run('man', ['estate'], { env: manEnv, timeoutMs: 20_000 });
+    assert.equal(shown.code, 0, shown.stderr);
+    const text = shown.stdout.replace(/.\x08/g, '');
+    assert.match(text, /^ESTATE\(1\)/);
+    assert.match(text, /^EXIT STATUS$/m);
   });
 
   await t.test('estate serve --demo answers, docs pages and their assets included', async (st) => {

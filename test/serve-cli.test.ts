@@ -8,7 +8,8 @@ import { test, type TestContext } from 'node:test';
 import { BIN } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey } from './helpers/server.ts';
-import { HAS_SCRIPT } from './helpers/terminal.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+import { NO_TERMINAL } from './helpers/terminal.ts';
 
 // `estate serve` as an operator meets it: the real binary, its output on a
 // pipe or on a pseudo-terminal (util-linux `script`), stopped with ^C.
@@ -157,7 +158,8 @@ test('a second ^C while serve --demo drains ends it at once, still removing the 
   assert.deepEqual(await readdir(tmp), []);
 });
 
-test('on a terminal, serve prints one short line per request, credentials redacted', { skip: HAS_SCRIPT ? false : 'no script (util-linux)' }, async (t) => {
+test('on a terminal, serve prints one short line per request, credentials redacted', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t);
   const key = await newKey(dir, 'alice');
   const s = start(t, ['serve', '--data-dir', dir, '--port', '0'], { terminal: true });
@@ -174,7 +176,8 @@ test('on a terminal, serve prints one short line per request, credentials redact
   assert.equal(await s.exited, 0);
 });
 
-test('on a terminal, serve --quiet prints no request lines but still warnings', { skip: HAS_SCRIPT ? false : 'no script (util-linux)' }, async (t) => {
+test('on a terminal, serve --quiet prints no request lines but still warnings', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t);
   const key = await newKey(dir, 'alice');
   const s = start(t, ['serve', '--data-dir', dir, '--port', '0', '--quiet'], { terminal: true });
@@ -188,7 +191,8 @@ test('on a terminal, serve --quiet prints no request lines but still warnings', 
   assert.equal(await s.exited, 0);
 });
 
-test('on a terminal, --log-format json keeps JSON lines', { skip: HAS_SCRIPT ? false : 'no script (util-linux)' }, async (t) => {
+test('on a terminal, --log-format json keeps JSON lines', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t);
   const s = start(t, ['serve', '--data-dir', dir, '--port', '0', '--log-format', 'json'], { terminal: true });
   const url = (await s.waitFor(/http:\/\/127\.0\.0\.1:\d+/)).trim();

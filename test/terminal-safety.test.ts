@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { startAnswering } from './helpers/fake-upstreams.ts';
-import { HAS_SCRIPT, runEstateInTerminal } from './helpers/terminal.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+import { NO_TERMINAL, runEstateInTerminal } from './helpers/terminal.ts';
 
 // What the CLI prints from data never drives the terminal: C0 and C1
 // controls, bidi overrides and isolates become visible escapes in tables and
@@ -29,7 +30,8 @@ function unsafeIn(text: string): string[] {
   return [...text.matchAll(/\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g)].map((m) => JSON.stringify(m[0]));
 }
 
-test('on a terminal, a trend point\'s OSC, CSI, C1 and bidi characters print as visible escapes in tables', { skip: !HAS_SCRIPT && 'needs script(1)' }, async (t) => {
+test('on a terminal, a trend point\'s OSC, CSI, C1 and bidi characters print as visible escapes in tables', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await dataDirWithHostileTrend(t);
   for (const env of [{}, { NO_COLOR: '1' }] as Record<string, string>[]) {
     for (const args of [['trends'], ['trends', 'latest']]) {
@@ -68,7 +70,7 @@ test('an error line quoting a server escapes its controls and stays one line, on
   const piped = await runEstate(['trends', '--url', url]);
   assert.equal(piped.code, 3);
   assert.equal(piped.stderr, expected);
-  if (HAS_SCRIPT) {
+  if (!skipWithout(t, NO_TERMINAL)) {
     const tty = await runEstateInTerminal(['trends', '--url', url]);
     assert.equal(tty.code, 3);
     assert.equal(tty.output, expected);

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { BIN, runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
-import { HAS_SCRIPT } from './helpers/terminal.ts';
+import { skipWithout } from './helpers/required-tool.ts';
+import { NO_TERMINAL } from './helpers/terminal.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
 // `--watch` on the read commands marked `cli.watch`: the answer again each
@@ -96,7 +97,8 @@ test('--watch is offered on the commands marked for it only; --interval is check
   assert.equal(alone.stderr, 'estate: --interval goes with --watch\n');
 });
 
-test('trends --watch on a terminal: the screen is cleared before each rendering; Ctrl-C exits 0', { skip: !HAS_SCRIPT && 'needs script(1)' }, async (t) => {
+test('trends --watch on a terminal: the screen is cleared before each rendering; Ctrl-C exits 0', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t);
   await addTrend(dir, { ts: '2026-01-01T00:00:00Z', cpu_pct: 11 });
   // Values matched with their `%`: the title line's clock may hold any two digits.

@@ -57,6 +57,13 @@ export interface CliSpec {
   watch?: readonly string[];
   /** Exit status by answer, for an operation that answers one JSON string (`pulse status`); an answer not listed exits 0. */
   exitCodes?: Readonly<Record<string, number>>;
+  /**
+   * The exit status of every error of the command (a bad option, an
+   * unreachable server, a missing data dir) in place of the usual codes, its
+   * message kept to one line: a monitoring plugin exits 3 UNKNOWN when it
+   * cannot check (`pulse status`).
+   */
+  errorExitCode?: number;
   /** One or more example invocations, shown in --help and the man page. */
   examples: string[];
 }

@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import type { Operation } from '../api/define-operation.ts';
 
 /**
@@ -23,7 +24,8 @@ export function exitForAnswer(op: Operation, body: unknown): void {
 
 /**
  * The `Exit status:` paragraph of `--help` for an operation with `cli.exitCodes`,
- * else ''. Errors keep their usual codes (README, "Exit status").
+ * else ''. Errors keep their usual codes (README, "Exit status") unless the
+ * operation has `cli.errorExitCode`.
  */
 export function exitCodesHelp(op: Operation): string {
   const codes = op.cli ? op.cli.exitCodes : undefined;
@@ -32,5 +34,22 @@ export function exitCodesHelp(op: Operation): string {
     .sort(([, a], [, b]) => a - b)
     .map(([answer, code]) => `${code} ${answer}`)
     .join(', ');
-  return `\nExit status: ${list} (as a Nagios plugin), whatever the output format.\nWhen the answer cannot be had, the usual codes: 1 failure, 2 usage, 4 credential.\n`;
+  const onError = op.cli ? op.cli.errorExitCode : undefined;
+  const errors =
+    onError === undefined
+      ? 'When the answer cannot be had, the usual codes: 1 failure, 2 usage, 4 credential.'
+      : `When the answer cannot be had (a bad option, an unreachable server, a refused\ncredential, a missing data dir): ${onError} ${Object.keys(codes).find((k) => codes[k] === onError) ?? 'error'}, with one line on stderr.`;
+  return `\nExit status: ${list}\n(as a Nagios plugin), whatever the output format.\n${errors}`;
+}
+
+const errorExitCodes = new WeakMap<Command, number>();
+
+/** Gives every error of `cmd` this exit status (an operation's `cli.errorExitCode`). */
+export function setErrorExitCode(cmd: Command, code: number): void {
+  errorExitCodes.set(cmd, code);
+}
+
+/** The exit status every error of `cmd` has, if it has one. */
+export function errorExitCode(cmd: Command): number | undefined {
+  return errorExitCodes.get(cmd);
 }

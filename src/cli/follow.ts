@@ -5,6 +5,7 @@ import { DEFAULT_MAX_ANSWER_BYTES } from '../config.ts';
 import { EstateError, type ErrorCode } from '../errors.ts';
 import type { CliIO } from './io.ts';
 import type { CommandExtension, CommandRun } from './operation-commands.ts';
+import { formatDelimited } from './output/format-delimited.ts';
 import { chooseOutput, type OutputOptions } from './output/output-options.ts';
 import { selectFields } from './output/select-fields.ts';
 import type { RemoteTarget } from './remote-call.ts';
@@ -22,44 +23,85 @@ const FATAL: Readonly<Record<number, ErrorCode>> = { 400: 'usage', 404: 'not_fou
 /**
  * `estate work feed --follow`: prints the feed as lines, oldest first, then
  * appends each new completion as it is recorded (of `--board` only, with
- * it), until SIGINT or SIGTERM: one order, newest at the bottom. With
- * `--json`, one JSON object per line (NDJSON) and nothing else on stdout.
- * Locally it watches the
- * log; with --url it reads the server's /work/stream, resuming after the last
- * completion seen when the connection drops. Nothing recorded between the
- * feed and the follow is missed: both continue from the feed's newest item.
+ * it), until SIGINT or SIGTERM: one order, newest at the bottom. Lines are
+ * `completionLine`s (the default, and with -o table or wide); with `--json`
+ * or `-o json` one JSON object per line (NDJSON) and nothing else on stdout;
+ * with `-o tsv` tab-separated rows under one header line. `-o yaml` and
+ * `-o csv` are documents that cannot grow line by line: a usage error.
+ * Locally it subscribes to the completions before the feed is read and
+ * prints what arrived meanwhile after it, each completion once; with --url
+ * it reads the server's /work/stream from the feed's newest item, resuming
+ * after the last completion seen when the connection drops. Nothing recorded
+ * between the feed and the follow is missed.
  */
 export function followExtension(io: CliIO): CommandExtension {
-  // JSON output (--json, --json FIELDS, -o json): one object per line; else one completionLine each.
-  const printer = (run: CommandRun) => {
-    const out = chooseOutput(run.options as OutputOptions, io.isTTY);
-    const json = (r: JsonRecord) => JSON.stringify(out.fields ? selectFields(r, out.fields) : r);
-    return (record: JsonRecord) => io.stdout(`${out.format === 'json' ? json(record) : completionLine(record)}\n`);
-  };
+  const subscriptions = new WeakMap<object, LocalFollow>();
+  const printers = new WeakMap<object, (record: JsonRecord) => void>();
   return {
     options: [
-      new Option('--follow', 'print the feed oldest first, then each new completion as it arrives, until interrupted (one JSON object per line with --json)'),
+      new Option(
+        '--follow',
+        'print the feed oldest first, then each new completion as it arrives, until interrupted: one line each, one JSON object per line with --json or -o json, tab-separated under one header with -o tsv (-o yaml and -o csv do not apply)',
+      ),
     ],
+    before: async (options, ctx) => {
+      if (!options.follow) return undefined;
+      followFormat(options, io.isTTY); // a usage error before anything is read
+      if (!ctx) return undefined;
+      const local = await subscribeCompletions(ctx, io);
+      subscriptions.set(options, local);
+      return local.end;
+    },
     print: (run: CommandRun) => {
       if (!run.options.follow) return false;
       const items = (run.result.body as { items?: JsonRecord[] }).items ?? [];
-      const print = printer(run);
+      const print = followPrinter(run, io);
+      printers.set(run.options, print);
       for (const record of [...items].reverse()) print(record);
       return true;
     },
     after: async (run: CommandRun) => {
       if (!run.options.follow) return;
       const board = run.raw.query?.board;
-      const print = printer(run);
+      const print = printers.get(run.options) ?? followPrinter(run, io);
+      const items = (run.result.body as { items?: JsonRecord[] }).items ?? [];
       if (run.remote) {
-        const newest = (run.result.body as { items?: JsonRecord[] }).items?.[0]?.id;
+        const newest = items[0]?.id;
         await followRemote(run.remote, typeof newest === 'string' ? newest : 'start', board, print, io);
-      } else if (run.ctx) {
-        await followLocal(run.ctx, board, print, io);
+      } else {
+        const local = subscriptions.get(run.options);
+        if (local) await local.follow(items, board, print);
       }
     },
   };
 }
+
+type FollowFormat = { kind: 'json'; fields: string[] | undefined } | { kind: 'tsv'; headers: boolean } | { kind: 'lines' };
+
+/** How `--follow` prints, from the output options: a usage error for a format that cannot grow line by line. */
+function followFormat(options: OutputOptions, isTTY: boolean): FollowFormat {
+  const out = chooseOutput(options, isTTY); // --json with another -o is a usage error
+  if (out.format === 'json') return { kind: 'json', fields: out.fields };
+  if (options.output === 'yaml' || options.output === 'csv') {
+    throw new EstateError('usage', `--follow prints one line per completion and cannot do -o ${options.output}: use --json (one object per line), -o tsv or the default lines`);
+  }
+  if (options.output === 'tsv') return { kind: 'tsv', headers: out.headers };
+  return { kind: 'lines' };
+}
+
+/** Prints one completion as `followFormat` says; with -o tsv the header line is printed at once, and once. */
+function followPrinter(run: CommandRun, io: CliIO): (record: JsonRecord) => void {
+  const format = followFormat(run.options as OutputOptions, io.isTTY);
+  if (format.kind === 'json') return (r) => io.stdout(`${JSON.stringify(format.fields ? selectFields(r, format.fields) : r)}\n`);
+  if (format.kind === 'tsv') {
+    const columns = (run.op.cli ? run.op.cli.columns : undefined) ?? FEED_COLUMNS;
+    if (format.headers) io.stdout(formatDelimited('tsv', columns, [], true));
+    return (r) => io.stdout(formatDelimited('tsv', columns, [r], false));
+  }
+  return (r) => io.stdout(`${completionLine(r)}\n`);
+}
+
+const FEED_COLUMNS = ['completed_at', 'board', 'task_id', 'assignee', 'title'];
 
 /** One completion on one line: `2026-11-21T18:48:00.000Z  garden/EST-273  gardener  Draft index of field notes`, controls escaped. */
 export function completionLine(c: JsonRecord): string {
@@ -67,19 +109,48 @@ export function completionLine(c: JsonRecord): string {
   return escapeControls(text.replace(/[\r\n\t]+/g, ' '));
 }
 
-async function followLocal(ctx: EstateContext, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {
+/** A subscription to the completions, opened before the feed is read. */
+interface LocalFollow {
+  /** Prints what arrived since subscribing, then each new completion, skipping those of `shown` (the feed), until stopped. */
+  follow(shown: readonly JsonRecord[], board: string | undefined, print: (r: JsonRecord) => void): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Most ids remembered to print each completion once (a record may come again from the store: store.ts, `subscribe`). */
+const SEEN_IDS = 10_000;
+
+async function subscribeCompletions(ctx: EstateContext, io: CliIO): Promise<LocalFollow> {
   const completions = ctx.store.completions;
   const report = (err: unknown) => io.stderr(`estate: ${escapeControls(`following the completions in the ${ctx.store.describe()}: ${(err as Error).message}`)}\n`);
-  // The feed already caught up: what the subscription delivers from here on is new.
+  // Until `follow` starts, what arrives waits here, in write order.
+  let pending: JsonRecord[] | undefined = [];
+  let deliver: (records: JsonRecord[]) => void = () => {};
   const unsubscribe = await completions.subscribe((records) => {
-    for (const r of records) if (board === undefined || r.board === board) print(r);
+    if (pending) pending.push(...records);
+    else deliver(records);
   }, report);
-  try {
-    await completions.refresh();
-    await io.onStop();
-  } finally {
-    await unsubscribe();
-  }
+  return {
+    end: unsubscribe,
+    async follow(shown, board, print) {
+      const seen = new Set<string>();
+      const once = (r: JsonRecord) => {
+        const id = typeof r.id === 'string' ? r.id : undefined;
+        if (id !== undefined) {
+          if (seen.has(id)) return;
+          seen.add(id);
+          if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+        }
+        if (board === undefined || r.board === board) print(r);
+      };
+      for (const r of shown) if (typeof r.id === 'string') seen.add(r.id);
+      deliver = (records) => records.forEach(once);
+      const waiting = pending ?? [];
+      pending = undefined;
+      waiting.forEach(once);
+      await completions.refresh();
+      await io.onStop();
+    },
+  };
 }
 
 async function followRemote(target: RemoteTarget, after: string, board: string | undefined, print: (r: JsonRecord) => void, io: CliIO): Promise<void> {

@@ -20,6 +20,11 @@ function esc(text: string): string {
     .join('\n');
 }
 
+/** Prose for troff: as esc, and Markdown code spans (`estate init`) in bold, without their backticks. */
+function prose(text: string): string {
+  return esc(text).replace(/`([^`\n]+)`/g, '\\fB$1\\fR');
+}
+
 /** `-V, --version` / `--limit <value>` with flags in bold and placeholders in italics. */
 function term(flags: string): string {
   return flags
@@ -35,7 +40,7 @@ function term(flags: string): string {
 
 /** One `.TP` item per line of `items`. */
 function tagged(items: [string, string][]): string[] {
-  return items.flatMap(([t, d]) => ['.TP', t, esc(d || '')]);
+  return items.flatMap(([t, d]) => ['.TP', t, prose(d || '')]);
 }
 
 function example(lines: string[]): string[] {
@@ -119,13 +124,13 @@ export function renderManPage(program: Command): string {
     '.B estate',
     '[\\fB\\-V\\fR | \\fB\\-\\-version\\fR | \\fB\\-h\\fR | \\fB\\-\\-help\\fR]',
     '.SH DESCRIPTION',
-    esc('estate is one program with two faces over the same query functions: the command line, for operators and cron jobs, and `estate serve`, an HTTP API (with credentials, an OpenAPI 3.1 description at /api/openapi.json, Swagger UI at /api/docs and ReDoc at /api/redoc) that backs the estate dashboard.'),
+    prose('estate is one program with two faces over the same query functions: the command line, for operators and cron jobs, and `estate serve`, an HTTP API (with credentials, an OpenAPI 3.1 description at /api/openapi.json, Swagger UI at /api/docs and ReDoc at /api/redoc) that backs the estate dashboard.'),
     '.PP',
-    esc('Its data lives in a data directory of append-only JSONL logs and JSON state files (see FILES). Every read command mirrors an HTTP route: it prints a table on a terminal, or with --json the exact body the route returns. With --url (or ESTATE_URL) and a credential (--api-key or ESTATE_API_KEY) a command calls that server instead of reading the local data directory, with the same output.'),
+    prose('Its data lives in a data directory of append-only JSONL logs and JSON state files (see FILES). Every read command mirrors an HTTP route: it prints a table on a terminal and tab-separated rows under a header line in a pipe, or with --json the exact body the route returns; -o json|yaml|tsv|csv|table|wide and --no-headers choose another form. With --url (or ESTATE_URL) and a credential (--api-key or ESTATE_API_KEY) a command calls that server instead of reading the local data directory, with the same output.'),
     '.PP',
-    esc('Errors go to standard error as one line, without a stack trace unless --debug is given.'),
+    prose('Errors go to standard error as one line, without a stack trace unless --debug is given.'),
     '.PP',
-    esc('Shell completion for bash, zsh and fish comes from the same command tree as this page: `estate completion bash` prints a script to source (see estate completion below); it completes commands, options and the state file names of the data directory.'),
+    prose('Shell completion for bash, zsh and fish comes from the same command tree as this page: `estate completion bash` prints a script to source (see estate completion below); it completes commands, options and the state file names of the data directory.'),
     '.SH OPTIONS',
     ...tagged(help.visibleOptions(program).map((o) => [term(o.flags), o.description])),
     '.SH COMMANDS',
@@ -134,7 +139,7 @@ export function renderManPage(program: Command): string {
     const usage = help.commandUsage(cmd);
     const rest = usage.startsWith(name) ? usage.slice(name.length).trim() : cmd.usage();
     out.push(`.SS "${esc(name)}"`, `\\fB${esc(name)}\\fR ${esc(rest)}`);
-    if (cmd.description()) out.push('.PP', esc(cmd.description()));
+    if (cmd.description()) out.push('.PP', prose(cmd.description()));
     const subs = help.visibleCommands(cmd).filter((sub) => sub.name() !== 'help');
     if (subs.length) out.push('.PP', `Subcommands: ${subs.map((sub) => `\\fB${esc(sub.name())}\\fR`).join(', ')}.`);
     const args = help.visibleArguments(cmd).map((a): [string, string] => [`\\fI${esc(help.argumentTerm(a))}\\fR`, help.argumentDescription(a)]);
@@ -146,26 +151,26 @@ export function renderManPage(program: Command): string {
   }
   out.push(
     '.SH COMMON OPTIONS',
-    esc('Options that many commands take, with the same meaning everywhere:'),
+    prose('Options that many commands take, with the same meaning everywhere:'),
     ...tagged([...seen].filter(([k]) => common.has(k)).map(([, v]) => [term(v.option.flags), v.option.description])),
     '.SH ENVIRONMENT',
     ...tagged(ENVIRONMENT.map(([n, d]) => [`\\fB${esc(n)}\\fR`, d])),
     '.SH FILES',
-    esc('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
+    prose('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
     ...tagged(FILES.map(([n, d]) => [`\\fI${esc(n)}\\fR`, d])),
     '.PP',
-    esc('Outside it, the user\'s contexts (estate context):'),
+    prose('Outside it, the user\'s contexts (estate context):'),
     ...tagged([[`\\fI${esc('$XDG_CONFIG_HOME/estate/contexts.json')}\\fR`, CONTEXTS_FILE_TEXT]]),
     '.SH EXIT STATUS',
     ...tagged(EXIT_STATUS.map(([n, d]) => [`\\fB${n}\\fR`, d])),
     '.PP',
-    esc('`estate pulse status` exits with the Nagios plugin codes of its answer: 0 healthy, 1 degraded, 2 unhealthy, 3 unknown; the codes above when it cannot get one.'),
+    prose('`estate pulse status` exits with the Nagios plugin codes of its answer: 0 healthy, 1 degraded, 2 unhealthy, 3 unknown. As the monitoring plugins do, any error of it (a bad option, an unreachable server, a refused credential, a missing data directory) exits 3 unknown instead of the codes above, with one line on standard error.'),
     '.SH EXAMPLES',
     '.nf',
     ...commandExamples(program).map((e) => esc(`$ ${e}`)),
     '.fi',
     '.SH SEE ALSO',
-    esc('The HTTP API is described at /api/openapi.json of a running server, and browsable at /api/docs and /api/redoc; `estate openapi` prints the same document offline.'),
+    prose('The HTTP API is described at /api/openapi.json of a running server, and browsable at /api/docs and /api/redoc; `estate openapi` prints the same document offline.'),
   );
   return `${out.join('\n')}\n`;
 }

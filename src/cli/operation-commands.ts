@@ -7,7 +7,7 @@ import { runOperation, type OperationResult } from '../api/run-operation.ts';
 import { assertUserId, SCOPES } from '../core/keys/key-store.ts';
 import { EstateError, validationError } from '../errors.ts';
 import { addCommonOptions, type CommonOptions, localContext, remoteTarget } from './common-options.ts';
-import { exitCodesHelp, exitForAnswer } from './exit-status.ts';
+import { exitCodesHelp, exitForAnswer, setErrorExitCode } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { startProgress } from './progress.ts';
 import { remoteCall, type RemoteTarget } from './remote-call.ts';
@@ -44,6 +44,13 @@ export interface CommandRun {
 /** Extra options of one operation command and what they do once its answer is printed (`work feed --follow`). */
 export interface CommandExtension {
   options: Option[];
+  /**
+   * Runs before the operation, with its local context when there is one:
+   * what must start before the answer is read (`--follow` subscribes there,
+   * so nothing written meanwhile is missed). Returns what undoes it, called
+   * once the command ends, whether it failed or not.
+   */
+  before?: (options: CommandRun['options'], ctx: EstateContext | undefined) => Promise<(() => Promise<void>) | undefined>;
   /** Prints the answer itself instead of the usual rendering when it returns true (`--follow`'s lines). */
   print?: (run: CommandRun) => boolean;
   after: (run: CommandRun) => Promise<void>;
@@ -121,6 +128,10 @@ export function addOperationCommands(
     if (main.cli && main.cli.watch) for (const option of watchOptions()) cmd.addOption(option);
     addCommonOptions(cmd);
     if (exitCodesHelp(main)) cmd.addHelpText('after', exitCodesHelp(main));
+    if (main.cli && main.cli.errorExitCode !== undefined) {
+      setErrorExitCode(cmd, main.cli.errorExitCode);
+      cmd.showHelpAfterError(false); // one line
+    }
     const examples = variants.flatMap(([, op]) => (op.cli ? op.cli.examples : []));
     cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
     cmd.action(async (...args: unknown[]) => {
@@ -140,10 +151,14 @@ export function addOperationCommands(
       const stopProgress = startProgress(io, op.cli ? op.cli.progress : undefined);
       let result: OperationResult;
       let ctx: EstateContext | undefined;
+      let undo: (() => Promise<void>) | undefined;
       try {
+        if (!target) ctx = localContext(options, io);
+        undo = await extension?.before?.(options, ctx);
         if (target) result = await remoteCall(op, target, raw);
-        else result = await runOperation(op, (ctx = localContext(options, io)), raw, localPrincipal(op, options.user));
+        else result = await runOperation(op, ctx as EstateContext, raw, localPrincipal(op, options.user));
       } catch (err) {
+        await undo?.();
         await ctx?.store.close();
         throw err;
       } finally {
@@ -154,6 +169,7 @@ export function addOperationCommands(
         if (!extension?.print?.(run)) await print(op, result, options);
         await extension?.after(run);
       } finally {
+        await undo?.();
         await ctx?.store.close();
       }
       exitForAnswer(op, result.body);

@@ -14,6 +14,7 @@ import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
 import { serveCommand } from './commands/serve.ts';
 import { tokenCommand } from './commands/token.ts';
+import { errorExitCode } from './exit-status.ts';
 import { addGroupExamples } from './help-examples.ts';
 import { polishHelp } from './help-text.ts';
 import { followExtension } from './follow.ts';
@@ -47,8 +48,11 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `
-Every read command mirrors an HTTP route and takes --json (the exact HTTP body),
---data-dir DIR, and --url URL with --api-key KEY to ask a remote server instead.
+Every read command mirrors an HTTP route and takes the output options --json
+(the exact HTTP body; --json FIELD,FIELD for only those fields),
+-o json|yaml|tsv|csv|table|wide and --no-headers (a table on a terminal, TSV
+in a pipe), --data-dir DIR, and --url URL with --api-key KEY to ask a remote
+server instead.
 
 Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found,
 4 credential missing or refused, 5 conflicting write.
@@ -84,12 +88,18 @@ Examples:
     cmd.configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(escapeControls(hideOptionValues(s.replace(/^error: /, 'estate: ')), true)),
+      // A command whose errors all have one exit status (`pulse status`) keeps them to one line.
+      outputError: (s, write) => write(escapeControls(hideOptionValues(oneLine(cmd, s).replace(/^error: /, 'estate: ')), true)),
     });
     for (const sub of cmd.commands) configure(sub);
   };
   configure(program);
   return program;
+}
+
+/** commander's `unknown option '--x'\n(Did you mean --y?)` as one line for a command with an error exit code. */
+function oneLine(cmd: Command, message: string): string {
+  return errorExitCode(cmd) === undefined ? message : `${message.trim().replace(/\s*\n\s*/g, ' ')}\n`;
 }
 
 /**

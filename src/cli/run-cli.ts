@@ -1,32 +1,48 @@
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { EstateError, toEstateError, type ValidationIssue } from '../errors.ts';
-import { ExitStatus } from './exit-status.ts';
+import { errorExitCode, ExitStatus } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { optionFlag } from './operation-commands.ts';
 import { buildProgram } from './program.ts';
 import { escapeControls } from './safe-text.ts';
 
-/** Runs one command line; resolves to the exit code. Never throws, never exits the process. */
+/**
+ * Runs one command line; resolves to the exit code. Never throws, never exits
+ * the process. A command with an error exit code (`pulse status`: 3) exits
+ * with it on any error, from its options to its answer.
+ */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
-  const debug = argv.includes('--debug');
+  const program = buildProgram(io);
+  let reached: Command = program;
+  const track = (cmd: Command) => {
+    cmd.hook('preSubcommand', (_parent, sub) => void (reached = sub));
+    cmd.commands.forEach(track);
+  };
+  track(program);
   try {
-    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
+    // The answer's own status (`pulse status` degraded: 1), not an error.
     if (err instanceof ExitStatus) return err.code;
-    if (err instanceof CommanderError) {
-      // commander has printed its message already; help and version are not failures.
-      return err.exitCode === 0 ? 0 : 2;
-    }
-    // Errors with a known meaning (a full disk) get their message; others are shown as they are.
-    // Always one line, whatever the message carries (it may quote a server or a file).
-    const known = toEstateError(err);
-    const error = err instanceof EstateError || known.code !== 'internal' ? known : undefined;
-    io.stderr(`estate: ${escapeControls(error ? cliMessage(error) : String((err as Error)?.message ?? err))}\n`);
-    if (debug && err instanceof Error && err.stack) io.stderr(`${escapeControls(err.stack, true)}\n`);
-    if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${escapeControls(error.cause.stack, true)}\n`);
-    return error ? error.exitCode : 1;
+    const code = reportError(err, argv, io);
+    return code === 0 ? 0 : (errorExitCode(reached) ?? code);
   }
+}
+
+/** Says what went wrong (commander has said it already for its own errors); resolves to the usual exit code. */
+function reportError(err: unknown, argv: readonly string[], io: CliIO): number {
+  // commander has printed its message already; help and version are not failures.
+  if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+  const debug = argv.includes('--debug');
+  // Errors with a known meaning (a full disk) get their message; others are shown as they are.
+  // Always one line, whatever the message carries (it may quote a server or a file).
+  const known = toEstateError(err);
+  const error = err instanceof EstateError || known.code !== 'internal' ? known : undefined;
+  io.stderr(`estate: ${escapeControls(error ? cliMessage(error) : String((err as Error)?.message ?? err))}\n`);
+  if (debug && err instanceof Error && err.stack) io.stderr(`${escapeControls(err.stack, true)}\n`);
+  if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${escapeControls(error.cause.stack, true)}\n`);
+  return error ? error.exitCode : 1;
 }
 
 /** One line: a 422's issues are named by the option or argument they came from. */

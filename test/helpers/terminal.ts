@@ -4,6 +4,9 @@ import { BIN } from './cli.ts';
 /** Whether `script` (util-linux) is here to give a child process a pseudo-terminal. */
 export const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
+/** Why a pseudo-terminal test cannot run here (for skipWithout), or false. */
+export const NO_TERMINAL: string | false = HAS_SCRIPT ? false : 'script(1) is not installed (apt-get install bsdutils)';
+
 /**
  * Runs the real `estate` binary on a pseudo-terminal (`script -q -e -c CMD
  * /dev/null`), so its stdout and stderr are TTYs. Resolves with the exit code

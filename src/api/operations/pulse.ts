@@ -39,6 +39,8 @@ export const pulseStatusOp = defineOperation({
     watch: [DATA_FILES.pulse],
     // The Nagios plugin codes, so `estate pulse status` is a ready-made check (README, "Exit status").
     exitCodes: { healthy: 0, degraded: 1, unhealthy: 2, unknown: 3 },
+    // As the monitoring plugins do: a check that cannot be made is UNKNOWN, whatever the error.
+    errorExitCode: 3,
     examples: ['estate pulse status', 'estate pulse status >/dev/null || echo "estate needs a look"', 'estate pulse status --watch'],
   },
 });
