@@ -95,6 +95,12 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   expensive?: boolean;
   /** Counts against the client's request rate (default true); false for probes that must answer whatever the load. */
   rateLimited?: boolean;
+  /**
+   * Top-level output fields that change on every call without the data
+   * changing (`generated_at`, `uptime_s`, the live `runtime`): left out of the
+   * answer's ETag, so a client polling unchanged data gets 304.
+   */
+  volatile?: readonly (keyof z.output<O> & string)[];
   handler: (call: Call<P, Q, B>) => Promise<z.output<O> | Reply<z.output<O>>> | z.output<O> | Reply<z.output<O>>;
   cli: CliSpec | false;
 }
@@ -118,6 +124,7 @@ export interface Operation {
   produces: 'application/json' | 'text/html';
   expensive: boolean;
   rateLimited: boolean;
+  volatile: readonly string[];
   handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
   cli: CliSpec | false;
 }
@@ -158,6 +165,7 @@ export function defineOperation<
     produces: spec.produces ?? 'application/json',
     expensive: spec.expensive ?? false,
     rateLimited: spec.rateLimited ?? true,
+    volatile: spec.volatile ?? [],
     handler: spec.handler as Operation['handler'],
     cli: spec.cli,
   };

@@ -127,7 +127,9 @@ const HEADERS: Record<string, JsonObject> = {
     schema: { type: 'string', minLength: 1, maxLength: 128 },
   },
   ETag: {
-    description: 'A strong validator of the answer\'s bytes: send it back in `If-None-Match` to get **304** while the answer is unchanged.',
+    description:
+      'A validator of the answer: send it back in `If-None-Match` to get **304** while the answer is unchanged. Strong (`"…"`), of the answer\'s bytes; ' +
+      'weak (`W/"…"`) on the dashboard aggregates, of everything but their volatile fields (`generated_at`, `uptime_s`, the live `runtime`).',
     required: true,
     schema: { type: 'string' },
   },
@@ -234,8 +236,10 @@ for a known path with another method (\`components.responses\` NotFound and Meth
 Every answer carries \`X-Request-Id\`; **429** and load-shedding **503** carry \`Retry-After\`.
 \`HEAD\` works wherever \`GET\` does.
 
-**Caching.** JSON reads answer with a strong \`ETag\`; sent back in \`If-None-Match\`, it gets **304** with no body
-while the answer is unchanged.
+**Caching.** JSON reads answer with an \`ETag\`; sent back in \`If-None-Match\`, it gets **304** with no body
+while the answer is unchanged. The dashboard aggregates (\`/summary\`, \`/api/garden\`, \`/estate/status\`,
+\`/estate/agents\`) send a weak tag that leaves out their volatile fields (a generation time, an uptime, the live
+runtime), so a dashboard polling them gets 304 while the data behind them is unchanged.
 
 **Lists** are \`{"items": [...], "count": N, ...}\`, newest first; \`GET /training/runs\` is a bare array.`;
 

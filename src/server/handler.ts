@@ -105,7 +105,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), repeated: repeatedNames(query), body }, principal);
       const result = op.expensive && options.expensive ? await options.expensive.run(run) : await run();
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
-      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : {}, options.unsent);
+      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : {}, options.unsent, op.volatile);
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);

@@ -32,10 +32,12 @@ export function sendText(
 }
 
 /**
- * Sends a JSON body. A 200 answer to GET or HEAD carries a strong `ETag` of
- * its bytes and `Cache-Control: private, no-cache`; a request whose
+ * Sends a JSON body. A 200 answer to GET or HEAD carries an `ETag` of its
+ * bytes and `Cache-Control: private, no-cache`; a request whose
  * `If-None-Match` names that tag gets 304 with no body, so polling unchanged
- * data costs one hash and a few header bytes.
+ * data costs one hash and a few header bytes. The tag leaves out the
+ * top-level `volatile` fields (a time of generation, an uptime): then it is
+ * weak (`W/"…"`), the same while the data is, though those bytes differ.
  */
 export function sendJson(
   req: IncomingMessage,
@@ -44,11 +46,12 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
   budget?: UnsentBudget,
+  volatile: readonly string[] = [],
 ): void {
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers);
   const payload = JSON.stringify(body);
   if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers);
-  const etag = `"${createHash('sha1').update(payload).digest('base64url')}"`;
+  const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : tagOf(payload);
   const cached = { ETag: etag, 'Cache-Control': 'private, no-cache', ...headers };
   if (matchesEtag(req.headers['if-none-match'], etag)) return sendText(req, res, 304, 'application/json', '', { ...cached, 'Content-Length': '0' });
   sendWithin(budget, req, res, status, payload, cached);
@@ -63,11 +66,26 @@ function sendWithin(budget: UnsentBudget | undefined, req: IncomingMessage, res:
   sendText(req, res, status, 'application/json', payload, headers);
 }
 
-/** `If-None-Match` holds `*` or a list of tags, weak ones (`W/"…"`) included. */
+/** `If-None-Match` holds `*` or a list of tags; the comparison is weak (RFC 9110 section 13.1.2): `W/` is ignored on both sides. */
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
-  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === opaque);
+}
+
+function tagOf(text: string): string {
+  return `"${createHash('sha1').update(text).digest('base64url')}"`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutFields(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const rest: Record<string, unknown> = {};
+  for (const key in body) if (!fields.includes(key)) rest[key] = body[key];
+  return rest;
 }
 
 export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown): void {

@@ -43,6 +43,7 @@ export const agentsList = defineOperation({
     error: text,
     runtime: nodeRuntimeSchema,
   }),
+  volatile: ['runtime'],
   handler: ({ ctx }) => estateAgents(ctx.store.completions, ctx.now()),
   cli: { command: 'agents', columns: ['name', 'last_activity', 'completions', 'completions_24h', 'completions_7d', 'boards'], examples: ['estate agents'] },
 });

@@ -23,6 +23,7 @@ export const estateStatusGet = defineOperation({
     runtime: nodeRuntimeSchema,
     errors: z.array(z.string()),
   }),
+  volatile: ['uptime_s', 'runtime'],
   handler: ({ ctx }) => estateStatus({ dataDir: ctx.dataDir, completions: ctx.store.completions, nodeName: ctx.config.node_name ?? 'estate', startedAt: ctx.startedAt, now: ctx.now() }),
   cli: { command: 'status', examples: ['estate status', 'estate status --url http://hub:8080'] },
 });

@@ -47,6 +47,7 @@ export const gardenGet = defineOperation({
     pulse: z.object({ status: z.string(), ts: text, last_activity: text, error: text }),
     generated_at: dateTime('When this feed was gathered, UTC.'),
   }),
+  volatile: ['generated_at'],
   handler: ({ ctx }) => gardenFeed(ctx, ctx.now()),
   cli: { command: 'garden', examples: ['estate garden', 'estate garden --json | jq ".writings.items[].title"'] },
 });

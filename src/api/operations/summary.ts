@@ -62,6 +62,7 @@ export const summaryGet = defineOperation({
     ),
     stats: section({ configured, data: z.unknown() }, 'The statistics command\'s output.'),
   }).meta({ id: 'Summary' }),
+  volatile: ['generated_at'],
   handler: ({ ctx }) => estateSummary(ctx),
   cli: { command: 'summary', progress: 'gathering every source…', examples: ['estate summary', 'estate summary --json | jq "with_entries(select(.value.error?))"'] },
 });
