@@ -41,6 +41,4 @@ export function storedTime(what = 'As stored') {
   return z.string().meta({ description: `${what}: ISO 8601 when its writer followed the format; estate passes it through without checking it.` });
 }
 
-export const isoTime = dateTime();
-
 export const noInput = z.object({});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { estateAgents } from '../../core/agents.ts';
 import { defineOperation } from '../define-operation.ts';
+import { dateTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -14,7 +15,10 @@ export const nodeRuntimeSchema = z.object({
   load_avg: z.array(z.number()).meta({ description: '1, 5 and 15 minute load averages.' }),
   memory: z.object({ total_bytes: z.number(), free_bytes: z.number(), used_pct: z.number() }),
   host_uptime_s: z.number(),
-});
+}).meta({ id: 'NodeRuntime', description: 'This node\'s live telemetry: host, platform, CPUs, load and memory.' });
+
+/** A completion's `completed_at`: written by estate when it recorded the completion. */
+const completedAt = (description: string) => dateTime(description).nullable();
 
 export const agentsList = defineOperation({
   id: 'estate.agents',
@@ -29,20 +33,22 @@ export const agentsList = defineOperation({
     items: z.array(
       z.object({
         name: z.string(),
-        last_activity: text,
+        last_activity: completedAt('When the agent last completed a task (its newest completion\'s `completed_at`), UTC.'),
         last_task: z.object({ task_id: text, title: text, board: text }).nullable(),
         completions: z.int(),
         completions_24h: z.int(),
         completions_7d: z.int(),
         boards: z.array(z.string()),
-      }),
+      }).meta({ id: 'Agent', description: 'An agent of the work feed: its last task, how many it completed, and on which boards.' }),
     ),
     count: z.int(),
-    window: z.object({ limit: z.int(), records: z.int(), since: text }).meta({ description: 'The completions the list is built from.' }),
+    window: z
+      .object({ limit: z.int(), records: z.int(), since: completedAt('The oldest of those completions\' `completed_at`, UTC; null when there are none.') })
+      .meta({ description: 'The completions the list is built from.' }),
     skipped_lines: z.int(),
     error: text,
     runtime: nodeRuntimeSchema,
-  }),
+  }).meta({ id: 'AgentList', description: 'The agents of the work feed, most recently active first, and this node\'s runtime.' }),
   volatile: ['runtime'],
   handler: ({ ctx }) => estateAgents(ctx.store.completions, ctx.now()),
   cli: { command: 'agents', columns: ['name', 'last_activity', 'completions', 'completions_24h', 'completions_7d', 'boards'], examples: ['estate agents'] },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { workFeed } from '../../core/work.ts';
 import { defineOperation } from '../define-operation.ts';
-import { isoTime, limitParam } from '../schemas.ts';
+import { dateTime, limitParam, page } from '../schemas.ts';
 
 const activity = z.object({
-  ts: isoTime,
+  ts: dateTime('When the task was completed (the completion\'s `completed_at`), UTC.'),
   agent: z.string().meta({ description: 'Who did it (the completion\'s assignee).' }),
   message: z.string().meta({ description: 'One readable line: `scribe completed garden/EST-393: Prune about page`.' }),
   board: z.string(),
@@ -12,7 +12,7 @@ const activity = z.object({
   title: z.string(),
   completion_id: z.string(),
   url: z.string().nullable().meta({ description: 'The completion\'s output_url, if any.' }),
-});
+}).meta({ id: 'Activity', description: 'One task completion as a line of the activity log.' });
 
 export const estateLogs = defineOperation({
   id: 'estate.logs',
@@ -23,12 +23,7 @@ export const estateLogs = defineOperation({
   summary: 'Recent activity from the kanban work completion feed, newest first',
   description: 'The newest task completions, each as one readable line with its agent, board and links.',
   input: { query: z.object({ limit: limitParam(20, 1000, 'entries') }) },
-  output: z.object({
-    items: z.array(activity),
-    count: z.int().min(0),
-    limit: z.int().min(1),
-    skipped_lines: z.int().min(0),
-  }),
+  output: page(activity, 'ActivityPage'),
   handler: async ({ ctx, input }) => {
     const { records, skipped } = await workFeed(ctx.store.completions, input.query.limit);
     const items = records.map((r) => ({

@@ -3,12 +3,15 @@ import { FORGE_NAME, ISSUE_STATES } from '../../core/forge/forge-issues.ts';
 import { forgeIssues, forgeRepos } from '../../core/forge/forge-source.ts';
 import { defineOperation } from '../define-operation.ts';
 import { describedPattern } from '../pattern-text.ts';
-import { limitParam } from '../schemas.ts';
+import { limitParam, storedTime } from '../schemas.ts';
 
 // The forge (Forgejo or Gitea) through estate: token auth, pagination,
 // a short cache, and clear 502/503/504 answers when it is down or slow.
 
 const nullableText = z.string().nullable();
+
+/** A time the forge sends: passed through as it is, null when the forge leaves it out. */
+const forgeTime = (what: string) => storedTime(`${what}, as the forge sends it`).nullable();
 
 export const forgeRepo = z.object({
   name: z.string().meta({ description: '`owner/name` on the forge.' }),
@@ -24,8 +27,8 @@ export const forgeRepo = z.object({
   private: z.boolean(),
   fork: z.boolean(),
   default_branch: nullableText,
-  updated_at: nullableText,
-});
+  updated_at: forgeTime('When the repository last changed'),
+}).meta({ id: 'ForgeRepo', description: 'A repository of the forge, with its counts and flags as the forge reports them.' });
 
 const forgeErrors = [502, 503, 504];
 
@@ -45,7 +48,7 @@ export const forgeReposOp = defineOperation({
     count: z.int(),
     truncated: z.boolean().meta({ description: 'True when the forge had more repositories than one listing reads (2,500).' }),
     skipped: z.int().meta({ description: 'Items of the forge\'s answer that were not repositories.' }),
-  }),
+  }).meta({ id: 'ForgeRepoList', description: 'Every repository the forge token can see.' }),
   errors: forgeErrors,
   handler: ({ ctx }) => forgeRepos(ctx),
   cli: {
@@ -83,17 +86,17 @@ export const forgeIssuesOp = defineOperation({
         author: nullableText,
         labels: z.array(z.string()),
         comments: z.int(),
-        url: nullableText,
-        created_at: nullableText,
-        updated_at: nullableText,
-        closed_at: nullableText,
-      }),
+        url: nullableText.meta({ description: 'The issue\'s web page on the forge.' }),
+        created_at: forgeTime('When the issue was opened'),
+        updated_at: forgeTime('When the issue last changed'),
+        closed_at: forgeTime('When the issue was closed (null while it is open)'),
+      }).meta({ id: 'ForgeIssue', description: 'An issue of a forge repository (never a pull request).' }),
     ),
     count: z.int(),
     repo: z.string(),
     state: z.enum(ISSUE_STATES),
     limit: z.int(),
-  }),
+  }).meta({ id: 'ForgeIssuePage', description: 'The newest `limit` issues of one repository in one state.' }),
   errors: [404, ...forgeErrors],
   handler: ({ ctx, input }) => forgeIssues(ctx, input.path.owner, input.path.repo, input.query.state, input.query.limit),
   cli: {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { gardenFeed } from '../../core/garden.ts';
 import { defineOperation } from '../define-operation.ts';
-import { dateTime } from '../schemas.ts';
+import { dateTime, storedTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -16,13 +16,13 @@ const pieces = z
         target_site: text,
         url: text,
         summary: text,
-        published_at: text.meta({ description: '`published_at`, else when it was registered.' }),
-      }),
+        published_at: storedTime('Its `published_at`, else its `registered_at`').nullable(),
+      }).meta({ id: 'GardenPiece', description: 'A published entry as the garden shows it.' }),
     ),
     count: z.int(),
     error: text.meta({ description: 'Why the publishing feed could not be read; null when it was.' }),
   })
-  .meta({ description: 'Newest first, at most 10.' });
+  .meta({ id: 'GardenPieceList', description: 'Newest first, at most 10.' });
 
 export const gardenGet = defineOperation({
   id: 'garden.get',
@@ -44,9 +44,14 @@ export const gardenGet = defineOperation({
     }),
     writings: pieces,
     forms: pieces,
-    pulse: z.object({ status: z.string(), ts: text, last_activity: text, error: text }),
+    pulse: z.object({
+      status: z.string(),
+      ts: storedTime('The newest pulse\'s `ts`, as stored').nullable(),
+      last_activity: dateTime('When an agent last completed a task (the newest completion\'s `completed_at`), UTC.').nullable(),
+      error: text,
+    }),
     generated_at: dateTime('When this feed was gathered, UTC.'),
-  }),
+  }).meta({ id: 'Garden', description: 'The garden feed: identity, writings, expressive forms and the estate pulse, each section with its own `error`.' }),
   volatile: ['generated_at'],
   handler: ({ ctx }) => gardenFeed(ctx, ctx.now()),
   cli: { command: 'garden', examples: ['estate garden', 'estate garden --json | jq ".writings.items[].title"'] },

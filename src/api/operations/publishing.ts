@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { findEntry, latestEntries, registerEntry } from '../../core/publishing.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
-import { dateTime, limitParam, page } from '../schemas.ts';
+import { dateTime, limitParam, page, storedTime } from '../schemas.ts';
 import { lineField, optionalHttpUrlField, optionalTextField, slugField } from '../text-fields.ts';
 
 export const entryBody = z.strictObject({
@@ -27,7 +27,7 @@ export const entry = z
     target_site: z.string(),
     url: z.string().optional(),
     summary: z.string().optional(),
-    published_at: z.string().optional().meta({ description: 'When it was published, as registered: ISO 8601 with `Z` or an offset (checked when registered, kept as sent).' }),
+    published_at: storedTime('When it was published, kept as sent at registration (where it must be ISO 8601 with `Z` or an offset)').optional(),
     registered_at: dateTime('When estate registered the entry, UTC.'),
   })
   .meta({ id: 'PublishedEntry', description: 'A published entry, as stored.' });

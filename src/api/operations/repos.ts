@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mergedRepos } from '../../core/merged-repos.ts';
 import { defineOperation } from '../define-operation.ts';
+import { storedTime } from '../schemas.ts';
 
 export const reposList = defineOperation({
   id: 'repos.list',
@@ -24,15 +25,15 @@ export const reposList = defineOperation({
         stars: z.int().nullable(),
         language: z.string().nullable(),
         archived: z.boolean().nullable(),
-        updated_at: z.string().nullable(),
-      }),
+        updated_at: storedTime('When the forge last saw a change to it, as the forge sends it; null for a repository only the ledger has').nullable(),
+      }).meta({ id: 'Repo', description: 'A repository of the forge, of the ledger repos.json, or of both (`source`).' }),
     ),
     count: z.int(),
     forge_configured: z.boolean(),
     forge_error: z.string().nullable(),
     ledger_error: z.string().nullable(),
     ledger_skipped: z.int().meta({ description: 'Entries of repos.json that are not {name, url, description?}.' }),
-  }),
+  }).meta({ id: 'RepoList', description: 'The forge\'s and the ledger\'s repositories merged by name, with why either source could not be read.' }),
   handler: ({ ctx }) => mergedRepos(ctx),
   cli: {
     command: 'repos',

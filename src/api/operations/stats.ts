@@ -18,7 +18,7 @@ export const statsGet = defineOperation({
     data: z.unknown().meta({ description: 'What the command printed, parsed as JSON.' }),
     ran_at: dateTime('When the command ran (the cached answer\'s time when it comes from the cache), UTC.'),
     duration_ms: z.int(),
-  }),
+  }).meta({ id: 'StatsResult', description: 'The statistics command\'s output and when it ran.' }),
   errors: [502, 503, 504],
   handler: ({ ctx }) => siteStats(ctx),
   cli: { command: 'stats', progress: 'running the statistics command…', examples: ['estate stats', 'estate stats --json | jq .data'] },

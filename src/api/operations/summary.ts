@@ -46,7 +46,9 @@ export const summaryGet = defineOperation({
     work: section(
       {
         last_24h: z.int().nullable(),
-        latest: z.object({ task_id: text, title: text, assignee: text, board: text, completed_at: text }).nullable(),
+        latest: z
+          .object({ task_id: text, title: text, assignee: text, board: text, completed_at: dateTime('When estate recorded the completion, UTC.').nullable() })
+          .nullable(),
       },
       'Task completions.',
     ),

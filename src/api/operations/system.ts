@@ -43,7 +43,7 @@ export const healthz = defineOperation({
   summary: 'Liveness check: 200 whenever the service runs',
   description: 'Reads nothing and is never rate-limited, so a load balancer\'s probe cannot fail because of other clients.',
   rateLimited: false,
-  output: z.object({ status: z.literal('ok') }),
+  output: z.object({ status: z.literal('ok') }).meta({ id: 'Liveness', description: 'Always `{"status":"ok"}` while the process runs.' }),
   handler: () => ({ status: 'ok' as const }),
   cli: { command: 'healthz', examples: ['estate healthz --url http://hub:8080'] },
 });

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import { buildOpenApi } from '../src/api/openapi.ts';
+import { operations } from '../src/api/operations/index.ts';
+import { storedTime } from '../src/api/schemas.ts';
+import { PAGE_ROUTE_DOCS } from '../src/server/docs-routes.ts';
+
+// What a client generator gets from the document: every JSON answer is a named
+// model of components.schemas, and every time field says what it promises.
+
+type Json = Record<string, any>;
+
+const doc = buildOpenApi(operations, PAGE_ROUTE_DOCS) as unknown as Json;
+const REF = /^#\/components\/schemas\/(.+)$/;
+
+/** The resources issue 18 names, each a model of its own. */
+const NAMED_RESOURCES = [
+  'TrendPoint', 'TrendPointPage',
+  'DiskSnapshot', 'DiskSnapshotPage',
+  'PulseEntry', 'PulseEntryPage',
+  'BuildDigest',
+  'EstateEvent', 'EstateEventPage',
+  'WorkCompletion', 'WorkCompletionPage',
+  'PublishedEntry', 'PublishedEntryPage',
+  'TrainingRun',
+  'Health',
+  'Summary',
+];
+
+/** Every 2xx JSON answer of the document, by method, path and status. */
+function successSchemas(): { where: string; schema: Json }[] {
+  const out: { where: string; schema: Json }[] = [];
+  for (const [path, item] of Object.entries(doc.paths as Json)) {
+    for (const [method, operation] of Object.entries(item as Json)) {
+      for (const [status, response] of Object.entries((operation as Json).responses as Json)) {
+        const schema = (response as Json).content?.['application/json']?.schema;
+        if (/^2\d\d$/.test(status) && schema) out.push({ where: `${method.toUpperCase()} ${path} ${status}`, schema });
+      }
+    }
+  }
+  return out;
+}
+
+/** The component a `{ $ref }` names; undefined for anything else. */
+function refName(schema: Json | undefined): string | undefined {
+  const keys = schema ? Object.keys(schema) : [];
+  return keys.length === 1 && keys[0] === '$ref' ? REF.exec(schema?.$ref)?.[1] : undefined;
+}
+
+test('every JSON success answer is a named model of components.schemas', async (t) => {
+  const answers = successSchemas();
+  assert.ok(answers.length >= operations.length - 1, `${answers.length} JSON success answers found`);
+  for (const { where, schema } of answers) {
+    await t.test(where, () => {
+      const name = refName(schema) ?? (schema.type === 'array' ? refName(schema.items) : undefined);
+      assert.ok(name, `inline schema: ${JSON.stringify(schema).slice(0, 200)}`);
+      assert.ok(doc.components.schemas[name], `${name} is not in components.schemas`);
+    });
+  }
+  assert.deepEqual(doc.paths['/training/runs'].get.responses['200'].content['application/json'].schema, {
+    type: 'array',
+    items: { $ref: '#/components/schemas/TrainingRun' },
+  }, 'GET /training/runs is a bare array of TrainingRun');
+});
+
+test('the main resources, and a page of each list, are named', () => {
+  const missing = NAMED_RESOURCES.filter((name) => doc.components.schemas[name] === undefined);
+  assert.deepEqual(missing, []);
+  for (const name of Object.keys(doc.components.schemas).filter((n) => /(Page|List)$/.test(n))) {
+    const items = doc.components.schemas[name].properties?.items;
+    assert.equal(items?.type, 'array', `${name} has an items array`);
+    assert.ok(refName(items.items), `${name}'s items are a named model, not ${JSON.stringify(items.items).slice(0, 120)}`);
+  }
+});
+
+/** What storedTime adds after its subject: the note that a time is passed through as stored. */
+const STORED_NOTE = (() => {
+  const description = (z.toJSONSchema(storedTime('X')) as Json).description as string;
+  assert.ok(description.startsWith('X'));
+  return description.slice(1);
+})();
+
+/** Every property of every schema in `node`, with where it is. */
+function eachProperty(node: unknown, where: string, out: { where: string; name: string; schema: Json }[] = []) {
+  if (Array.isArray(node)) node.forEach((child, i) => eachProperty(child, `${where}[${i}]`, out));
+  else if (node !== null && typeof node === 'object') {
+    const properties = (node as Json).properties;
+    if (properties && typeof properties === 'object' && !Array.isArray(properties)) {
+      for (const [name, schema] of Object.entries(properties as Json)) if (schema && typeof schema === 'object') out.push({ where: `${where}.properties.${name}`, name, schema });
+    }
+    for (const [key, child] of Object.entries(node)) eachProperty(child, `${where}.${key}`, out);
+  }
+  return out;
+}
+
+/** The schema and, for a nullable one, its branches. */
+const branches = (schema: Json): Json[] => [schema, ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])];
+
+test('every time field has format date-time or says it is passed through as stored', async (t) => {
+  assert.ok(!STORED_NOTE.includes('date-time'));
+  const times = eachProperty(doc, '#').filter(({ name }) => name === 'ts' || name === 'since' || name.endsWith('_at'));
+  assert.ok(times.length >= 20, `${times.length} time fields found`);
+  for (const { where, schema } of times) {
+    await t.test(where, () => {
+      const parts = branches(schema);
+      const formatted = parts.some((s) => s.format === 'date-time');
+      const stored = parts.some((s) => typeof s.description === 'string' && s.description.endsWith(STORED_NOTE));
+      assert.ok(formatted || stored, `neither format: date-time nor "…${STORED_NOTE}": ${JSON.stringify(schema)}`);
+      assert.ok(!(formatted && stored), `both a format and the pass-through note: ${JSON.stringify(schema)}`);
+    });
+  }
+});
