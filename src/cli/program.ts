@@ -13,6 +13,7 @@ import { manCommand } from './commands/man.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
 import { serveCommand } from './commands/serve.ts';
+import { storeCommand } from './commands/store-copy.ts';
 import { tokenCommand } from './commands/token.ts';
 import { errorExitCode } from './exit-status.ts';
 import { addGroupExamples } from './help-examples.ts';
@@ -70,6 +71,7 @@ Examples:
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
   program.addCommand(migrateCommand(io));
+  program.addCommand(storeCommand(io));
   addGlobalOptions(program);
   program.addCommand(keysCommand(io, print));
   program.addCommand(contextCommand(io, print));

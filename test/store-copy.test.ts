@@ -1,0 +1,290 @@
+import assert from 'node:assert/strict';
+import { appendFile, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { parseConfig } from '../src/config.ts';
+import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
+import type { Store } from '../src/core/store/store.ts';
+import { runEstate } from './helpers/cli.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { startServer } from './helpers/server.ts';
+import { waitUntil } from './helpers/wait-until.ts';
+
+// `estate store copy` through the real CLI, between real data dirs and a real
+// PostgreSQL (test/helpers/postgres.ts): every record field for field and in
+// order, idempotent, conflicts reported and never overwritten, and keys and
+// tokens made before the copy still good against the destination.
+
+const LIMITS = { maxRunsPerUser: 100, maxParamsBytes: 65_536 };
+/** More completions than one page of the copy (1000), so paging is crossed. */
+const COMPLETIONS = 1234;
+const KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
+
+async function postgresOrSkip(t: TestContext): Promise<TestPostgres | undefined> {
+  const pg = await startPostgres(t);
+  if (!pg) t.skip('PostgreSQL is not installed (apt-get install postgresql)');
+  return pg;
+}
+
+/** A PostgreSQL database with estate's schema, as `estate migrate` makes it. */
+async function migratedPostgres(t: TestContext): Promise<TestPostgres | undefined> {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return undefined;
+  const migrated = await runEstate(['migrate', '--store', pg.url, '--data-dir', await tempDataDir(t)]);
+  assert.equal(migrated.code, 0, migrated.stderr);
+  return pg;
+}
+
+function openDataDir(t: TestContext, dir: string): Store {
+  const store = createDataDirStore(dir, parseConfig('{}', 'estate.config.json'));
+  t.after(() => store.close());
+  return store;
+}
+
+/** An estate with some of everything: completions on two boards, entries, runs of two users, three keys (one revoked, one used), a token secret. */
+async function fillEstate(t: TestContext, dir: string): Promise<{ key: string; revokedKey: string; token: string; runId: string }> {
+  const store = openDataDir(t, dir);
+  let clock = Date.parse('2025-03-01T08:00:00.000Z');
+  const now = () => new Date((clock += 1000));
+  const writes = [];
+  for (let i = 0; i < COMPLETIONS; i++) {
+    const summary = i % 3 === 0 ? { summary: `done ${i} — ✓` } : {};
+    writes.push(store.completions.write({ task_id: `T-${i}`, board: i % 2 ? 'ops' : 'web', assignee: 'ana', title: `task ${i}`, ...summary }, now));
+  }
+  for (let i = 0; i < 5; i++) {
+    writes.push(store.entries.write({ title: `post ${i}`, slug: `post-${i}`, content_type: i % 2 ? 'note' : 'article', target_site: 'blog', url: `https://blog.example/${i}` }, now));
+  }
+  for (const w of await Promise.all(writes)) assert.equal(w.outcome, 'created');
+  const run = await store.training.create('alice', { name: 'first', model: 'small', params: { lr: 0.1, epochs: 3, layers: [64, 32] } }, LIMITS, now());
+  await store.training.create('bob', { dataset: 'logs' }, LIMITS, now());
+  const key = await store.credentials.create({ userId: 'alice', name: 'laptop' });
+  await store.credentials.touch(key.info.key_id, now());
+  const revoked = await store.credentials.create({ userId: 'alice', name: 'old' });
+  await store.credentials.revoke(revoked.info.key_id, now());
+  await store.credentials.create({ userId: 'cron', scopes: ['write'], expiresAt: new Date(Date.now() + 90 * 86_400_000) });
+  const token = await runEstate(['token', 'create', '--user', 'alice', '--ttl', '7d', '--json', '--data-dir', dir]);
+  assert.equal(token.code, 0, token.stderr);
+  return { key: key.key, revokedKey: revoked.key, token: token.json.token, runId: run.run_id };
+}
+
+/** What a data dir's store holds, as files: the logs' text, the runs, the keys, the token secret. */
+async function estateFiles(dir: string) {
+  const text = (file: string) => readFile(path.join(dir, file), 'utf8');
+  const runNames = (await readdir(path.join(dir, 'training', 'runs'))).filter((n) => n.endsWith('.json')).sort();
+  const runs = Object.fromEntries(await Promise.all(runNames.map(async (n) => [n, JSON.parse(await text(`training/runs/${n}`))])));
+  return {
+    completions: await text('work/completions.jsonl'),
+    entries: await text('publishing/entries.jsonl'),
+    runs,
+    keys: JSON.parse(await text('keys.json')).keys,
+    tokenSecret: await text('token-secret'),
+  };
+}
+
+async function copy(from: string, to: string, env: Record<string, string> = {}) {
+  return runEstate(['store', 'copy', '--from', from, '--to', to, '--json'], { env, timeoutMs: 60_000 });
+}
+
+const counts = (json: Record<string, { copied: number; already_there: number; conflicts: number }>) =>
+  Object.fromEntries(KINDS.map((k) => [k, [json[k]?.copied, json[k]?.already_there, json[k]?.conflicts]]));
+
+test('a data dir copied to PostgreSQL and on to a new data dir keeps every record field for field and in order; a second run copies nothing', async (t) => {
+  const pg = await migratedPostgres(t);
+  if (!pg) return;
+  const source = await tempDataDir(t);
+  await fillEstate(t, source);
+  const before = await estateFiles(source);
+
+  const toPostgres = await copy(source, pg.urlWithoutPassword, { PGPASSWORD: pg.password });
+  assert.equal(toPostgres.code, 0, toPostgres.stderr);
+  assert.deepEqual(counts(toPostgres.json), {
+    completions: [COMPLETIONS, 0, 0],
+    entries: [5, 0, 0],
+    training_runs: [2, 0, 0],
+    api_keys: [3, 0, 0],
+    token_secret: [1, 0, 0],
+  });
+  assert.equal(toPostgres.json.from, source);
+  assert.equal(toPostgres.json.to, `postgres://postgres@127.0.0.1:${pg.port}/${pg.database}`);
+  assert.match(toPostgres.stderr, new RegExp(`^completions: +${COMPLETIONS} copied, 0 already there, 0 conflicts$`, 'm'));
+  assert.ok(!toPostgres.stdout.includes(pg.password) && !toPostgres.stderr.includes(pg.password), 'the password is never shown');
+
+  // PostgreSQL answers the feed as the data dir did: same records, same order, newest first.
+  for (const args of [['work', 'feed', '--limit', '1000'], ['work', 'feed', '--board', 'ops', '--limit', '7'], ['publish', 'latest', '--limit', '10']]) {
+    const fromDir = await runEstate([...args, '--json', '--data-dir', source]);
+    const fromPg = await runEstate([...args, '--json', '--data-dir', source, '--store', pg.url]);
+    assert.equal(fromPg.code, 0, fromPg.stderr);
+    assert.deepEqual(fromPg.json, fromDir.json, args.join(' '));
+  }
+
+  const again = await copy(source, pg.url);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(counts(again.json), {
+    completions: [0, COMPLETIONS, 0],
+    entries: [0, 5, 0],
+    training_runs: [0, 2, 0],
+    api_keys: [0, 3, 0],
+    token_secret: [0, 1, 0],
+  });
+
+  const target = await tempDataDir(t);
+  const back = await copy(pg.url, target);
+  assert.equal(back.code, 0, back.stderr);
+  assert.deepEqual(counts(back.json), counts(toPostgres.json));
+  const after = await estateFiles(target);
+  // The logs byte for byte: every id, time and field, in the same order.
+  assert.equal(after.completions, before.completions);
+  assert.equal(after.entries, before.entries);
+  assert.deepEqual(after.runs, before.runs);
+  assert.deepEqual(after.keys, before.keys);
+  assert.equal(after.tokenSecret, before.tokenSecret);
+
+  const backAgain = await copy(pg.url, target);
+  assert.equal(backAgain.code, 0, backAgain.stderr);
+  assert.deepEqual(counts(backAgain.json), counts(again.json));
+  assert.deepEqual(await estateFiles(target), after, 'a second copy changes nothing');
+});
+
+test('a key, a token and a training run made before the copy work against a server on the destination store; a revoked key stays revoked', async (t) => {
+  const pg = await migratedPostgres(t);
+  if (!pg) return;
+  const source = await tempDataDir(t);
+  const made = await fillEstate(t, source);
+  const copied = await copy(source, pg.url);
+  assert.equal(copied.code, 0, copied.stderr);
+
+  const server = await startServer(t, await tempDataDir(t), { env: { ESTATE_STORE: pg.url } });
+  assert.equal(server.ctx.store.kind, 'postgres');
+  for (const [name, headers] of [
+    ['API key', { 'X-API-Key': made.key }],
+    ['token', { Authorization: `Bearer ${made.token}` }],
+  ] as const) {
+    const runs = await server.get('/training/runs', headers);
+    assert.equal(runs.status, 200, `${name}: ${runs.text}`);
+    assert.deepEqual(
+      runs.json.map((r: { run_id: string }) => r.run_id),
+      [made.runId],
+      name,
+    );
+  }
+  assert.equal((await server.get('/training/runs', { 'X-API-Key': made.revokedKey })).status, 403, 'the revoked key');
+  const forged = `${made.token.slice(0, -4)}AAAA`;
+  assert.equal((await server.get('/training/runs', { Authorization: `Bearer ${forged}` })).status, 403, 'a token with a bad signature');
+
+  // Revoked at the source after the copy: a second copy carries the revocation over.
+  const keyId = /^est_([0-9a-f]{12})_/.exec(made.key)?.[1] as string;
+  assert.equal((await runEstate(['keys', 'revoke', keyId, '--data-dir', source])).code, 0);
+  const again = await copy(source, pg.url);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual([again.json.api_keys.updated, again.json.api_keys.already_there, again.json.api_keys.copied], [1, 2, 0]);
+  assert.match(again.stderr, /^api_keys: +0 copied, 2 already there, 1 updated, 0 conflicts$/m);
+  await waitUntil('the destination refuses the key revoked at the source', async () => (await server.get('/training/runs', { 'X-API-Key': made.key })).status === 403);
+  const listed = await runEstate(['keys', 'list', '--json', '--data-dir', source, '--store', pg.url]);
+  const sourceKeys = (await runEstate(['keys', 'list', '--json', '--data-dir', source])).json.items;
+  const revokedAt = sourceKeys.find((k: { key_id: string }) => k.key_id === keyId).revoked_at;
+  assert.match(revokedAt, /^\d{4}-/);
+  assert.equal(listed.json.items.find((k: { key_id: string }) => k.key_id === keyId).revoked_at, revokedAt, 'revoked at the time of the source');
+});
+
+test('a conflict exits 5, is reported, and overwrites nothing; everything else is copied, and a second run copies nothing more', async (t) => {
+  const pg = await migratedPostgres(t);
+  if (!pg) return;
+  const source = await tempDataDir(t);
+  const src = openDataDir(t, source);
+  const at = () => new Date('2025-04-01T10:00:00.000Z');
+  const mine = await src.completions.write({ task_id: 'T-1', board: 'ops', assignee: 'ana', title: 'the source title' }, at);
+  const other = await src.completions.write({ task_id: 'T-2', board: 'ops', assignee: 'ana', title: 'no conflict' }, at);
+  assert.equal((await runEstate(['token', 'create', '--user', 'alice', '--data-dir', source])).code, 0);
+  // A corrupt line in the source: not a record, not copied, counted.
+  await appendFile(path.join(source, 'work', 'completions.jsonl'), '{"torn": \n');
+
+  // The destination already holds (ops, T-1) with another title, and a token secret of its own.
+  const dir = await tempDataDir(t);
+  const theirs = await runEstate(['work', 'complete', '--task-id', 'T-1', '--board', 'ops', '--assignee', 'bo', '--title', 'the destination title', '--json', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  assert.equal((await runEstate(['token', 'create', '--user', 'bo', '--data-dir', dir, '--store', pg.url])).code, 0);
+
+  const r = await copy(source, pg.url);
+  assert.equal(r.code, 5, r.stderr);
+  assert.deepEqual(counts(r.json), {
+    completions: [1, 0, 1],
+    entries: [0, 0, 0],
+    training_runs: [0, 0, 0],
+    api_keys: [0, 0, 0],
+    token_secret: [0, 0, 1],
+  });
+  assert.equal(r.json.completions.skipped, 1);
+  assert.deepEqual(r.json.conflicts, [
+    { kind: 'completions', id: mine.record.id, key: { board: 'ops', task_id: 'T-1' }, differing: ['id', 'assignee', 'title', 'completed_at'] },
+    { kind: 'token_secret', id: 'token secret', differing: ['secret'] },
+  ]);
+  assert.match(r.stderr, new RegExp(`^conflict: completions ${mine.record.id} \\(board ops, task_id T-1\\): .*title.*; left as it is$`, 'm'));
+  assert.match(r.stderr, /^completions: +1 copied, 0 already there, 1 conflict, 1 skipped \(not records\)$/m);
+  assert.match(r.stderr, /^estate: 2 conflicts: nothing was overwritten/m);
+
+  const feed = await runEstate(['work', 'feed', '--json', '--data-dir', dir, '--store', pg.url]);
+  assert.deepEqual(feed.json.items, [other.record, theirs.json], 'the destination keeps its own T-1; T-2 is copied as it was');
+  const theirToken = await runEstate(['token', 'create', '--user', 'bo', '--json', '--data-dir', dir, '--store', pg.url]);
+  const server = await startServer(t, dir, { env: { ESTATE_STORE: pg.url } });
+  assert.equal((await server.get('/training/runs', { Authorization: `Bearer ${theirToken.json.token}` })).status, 200, "the destination's own secret still signs");
+
+  const again = await copy(source, pg.url);
+  assert.equal(again.code, 5, again.stderr);
+  assert.deepEqual(counts(again.json).completions, [0, 1, 1]);
+});
+
+test('a record whose id another record holds at the destination is a conflict, never a second record with that id (data dir and PostgreSQL)', async (t) => {
+  for (const kind of ['data dir', 'postgres'] as const) {
+    await t.test(kind, async (t) => {
+      const source = await tempDataDir(t);
+      const src = openDataDir(t, source);
+      const at = () => new Date('2025-04-01T10:00:00.000Z');
+      const first = await src.completions.write({ task_id: 'T-1', board: 'ops', assignee: 'ana', title: 'one' }, at);
+      await src.completions.write({ task_id: 'T-2', board: 'ops', assignee: 'ana', title: 'two' }, at);
+
+      // The destination holds a record with T-1's id under another key (T-9).
+      const squatted = await tempDataDir(t);
+      await appendFile(path.join(squatted, 'work', 'completions.jsonl'), `${JSON.stringify({ ...first.record, task_id: 'T-9' })}\n`);
+      let target = squatted;
+      if (kind === 'postgres') {
+        const pg = await migratedPostgres(t);
+        if (!pg) return;
+        target = pg.url;
+        assert.equal((await copy(squatted, target)).code, 0);
+      }
+      const r = await copy(source, target);
+      assert.equal(r.code, 5, r.stderr);
+      assert.deepEqual(counts(r.json).completions, [1, 0, 1]);
+      assert.deepEqual(r.json.conflicts[0], { kind: 'completions', id: first.record.id, key: { board: 'ops', task_id: 'T-1' }, differing: ['task_id'] });
+      const feed = await runEstate(['work', 'feed', '--json', '--data-dir', squatted, ...(kind === 'postgres' ? ['--store', target] : [])]);
+      assert.deepEqual(
+        feed.json.items.map((c: { id: string; task_id: string }) => [c.id === first.record.id, c.task_id]),
+        [
+          [false, 'T-2'],
+          [true, 'T-9'],
+        ],
+      );
+    });
+  }
+});
+
+test('estate store copy refuses what it cannot copy with exit 2 and one line: a missing data dir, the same store twice, an unmigrated database, another kind of URL', async (t) => {
+  const dir = await tempDataDir(t);
+  const cases: [string, string[], RegExp][] = [
+    ['missing --to', ['--from', dir], /^estate: missing --to\n$/],
+    ['missing data dir', ['--from', dir, '--to', path.join(dir, 'nope')], /data directory .*nope does not exist \(create one with: estate init /],
+    ['the same store', ['--from', dir, '--to', `${dir}/.`], /--from and --to name the same store/],
+    ['another kind of URL', ['--from', dir, '--to', 'mysql://root:hunter2@db/estate'], /--to: invalid store "mysql:\/\/root@db\/estate": use a data directory or a postgres:\/\/ URL/],
+  ];
+  const pg = await startPostgres(t);
+  if (pg) cases.push(['an unmigrated database', ['--from', dir, '--to', pg.url], /has no estate schema yet; this estate needs version \d+: run estate migrate/]);
+  for (const [name, args, message] of cases) {
+    const r = await runEstate(['store', 'copy', ...args]);
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+    assert.match(r.stderr, message, name);
+    assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('(run with')).length, 1, `${name}: one line: ${r.stderr}`);
+    assert.equal(r.stdout, '', name);
+    assert.ok(!r.stderr.includes('hunter2') && !(pg && r.stderr.includes(pg.password)), `${name}: no password`);
+  }
+});
