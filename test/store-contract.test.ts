@@ -238,4 +238,41 @@ for (const kind of storesUnderTest()) {
     assert.equal(health.credential_store, 'ok');
     assert.ok(Object.values(health).every((v) => v === 'ok'), JSON.stringify(health));
   });
+
+  test(`${kind.name}: tally counts every record, by time and by assignee, with the newest of each and its boards`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { completions, entries } = opened.store;
+    const empty = await completions.tally([new Date(0)]);
+    assert.deepEqual(empty, { count: 0, since: [0], earliest: null, skipped: 0, groups: [] });
+    const HOUR = 3_600_000;
+    await completions.write({ ...completion('T-1', 'ops'), assignee: 'ana' }, at(0));
+    await completions.write({ ...completion('T-2', 'infra'), assignee: 'ana' }, at(10 * HOUR));
+    await completions.write({ ...completion('T-3', 'ops'), assignee: 'bo' }, at(20 * HOUR));
+    const last = await completions.write({ ...completion('T-4', 'ops'), assignee: 'ana' }, at(30 * HOUR));
+    await completions.write({ ...completion('T-4', 'ops'), assignee: 'ana' }, at(31 * HOUR)); // a replay counts once
+    const tally = await completions.tally([new Date(at(10 * HOUR)().getTime()), new Date(at(25 * HOUR)().getTime())]);
+    assert.equal(tally.count, 4);
+    assert.deepEqual(tally.since, [3, 1], 'a cutoff counts records at or after it');
+    assert.equal(tally.earliest, at(0)().toISOString());
+    const groups = [...tally.groups].sort((a, b) => a.value.localeCompare(b.value));
+    assert.deepEqual(
+      groups.map((g) => [g.value, g.count, g.since, g.distinct, g.newest.task_id]),
+      [
+        ['ana', 3, [2, 1], ['infra', 'ops'], 'T-4'],
+        ['bo', 1, [1, 0], ['ops'], 'T-3'],
+      ],
+    );
+    assert.deepEqual(groups[0]?.newest, last.record);
+
+    // Written by another process or replica: the next tally counts it.
+    const other = await opened.another();
+    await other.completions.write({ ...completion('T-5', 'ops'), assignee: 'cy' }, at(40 * HOUR));
+    await waitUntil('the other writer\'s record in the tally', async () => (await completions.tally([])).count === 5, 5000);
+
+    // A log without grouping counts only.
+    await entries.write(entry('a'), at(0));
+    await entries.write(entry('b'), at(HOUR));
+    assert.deepEqual(await entries.tally([new Date(at(HOUR)().getTime())]), { count: 2, since: [1], earliest: at(0)().toISOString(), skipped: 0, groups: [] });
+  });
 }

@@ -1,10 +1,6 @@
-import type { JsonRecord } from './jsonl/parse-record.ts';
 import { nodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import { messageOf } from './section.ts';
-import type { KeyedRecords } from './store/store.ts';
-
-/** How many of the newest completions the agent list is built from. */
-export const AGENT_WINDOW = 5000;
+import type { KeyedRecords, Tally } from './store/store.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -13,7 +9,7 @@ export interface AgentSummary {
   name: string;
   last_activity: string | null;
   last_task: { task_id: string | null; title: string | null; board: string | null } | null;
-  /** Completions within the window. */
+  /** Every completion of this agent in the feed. */
   completions: number;
   completions_24h: number;
   completions_7d: number;
@@ -25,7 +21,8 @@ export interface AgentList {
   /** Most recently active first. */
   items: AgentSummary[];
   count: number;
-  window: { limit: number; records: number; since: string | null };
+  /** What the counts cover: every completion of the feed, the earliest one's time. */
+  window: { records: number; since: string | null };
   skipped_lines: number;
   /** Why the completion feed could not be read (the runtime still answers). */
   error: string | null;
@@ -33,61 +30,43 @@ export interface AgentList {
 }
 
 /**
- * The agents known from the newest AGENT_WINDOW records of the completion
- * feed (whichever store holds it), with this node's live runtime. A feed
- * that cannot be read yields an empty list and an `error`, never a failure.
+ * The agents known from every completion of the feed (whichever store holds
+ * it; exact counts from its tally, not a window of the newest), with this
+ * node's live runtime. A feed that cannot be read yields an empty list and
+ * an `error`, never a failure.
  */
-export async function estateAgents(completions: Pick<KeyedRecords, 'newest'>, now: Date): Promise<AgentList> {
-  let records: JsonRecord[] = [];
-  let skipped = 0;
+export async function estateAgents(completions: Pick<KeyedRecords, 'tally'>, now: Date): Promise<AgentList> {
+  let tally: Tally = { count: 0, since: [0, 0], earliest: null, skipped: 0, groups: [] };
   let error: string | null = null;
   try {
-    ({ records, skipped } = await completions.newest(AGENT_WINDOW));
+    tally = await completions.tally([new Date(now.getTime() - DAY_MS), new Date(now.getTime() - 7 * DAY_MS)]);
   } catch (err) {
     error = messageOf(err, 'work/completions.jsonl');
   }
-  const items = summarizeAgents(records, now);
-  const oldest = records.at(-1);
+  const items = summarizeAgents(tally);
   return {
     items,
     count: items.length,
-    window: { limit: AGENT_WINDOW, records: records.length, since: oldest ? textOf(oldest.completed_at) : null },
-    skipped_lines: skipped,
+    window: { records: tally.count, since: tally.earliest },
+    skipped_lines: tally.skipped,
     error,
     runtime: nodeRuntime(),
   };
 }
 
-/** Groups completions (newest first) by assignee; most recently active first. */
-export function summarizeAgents(records: readonly JsonRecord[], now: Date): AgentSummary[] {
-  const agents = new Map<string, AgentSummary & { boardSet: Set<string> }>();
-  for (const r of records) {
-    const name = textOf(r.assignee);
-    if (!name) continue;
-    let agent = agents.get(name);
-    if (!agent) {
-      agent = {
-        name,
-        last_activity: textOf(r.completed_at),
-        last_task: { task_id: textOf(r.task_id), title: textOf(r.title), board: textOf(r.board) },
-        completions: 0,
-        completions_24h: 0,
-        completions_7d: 0,
-        boards: [],
-        boardSet: new Set(),
-      };
-      agents.set(name, agent);
-    }
-    agent.completions++;
-    const age = now.getTime() - Date.parse(String(r.completed_at));
-    if (age <= DAY_MS) agent.completions_24h++;
-    if (age <= 7 * DAY_MS) agent.completions_7d++;
-    const board = textOf(r.board);
-    if (board) agent.boardSet.add(board);
-  }
-  return [...agents.values()]
-    .map(({ boardSet, ...agent }) => ({ ...agent, boards: [...boardSet].sort() }))
-    .sort((a, b) => (Date.parse(b.last_activity ?? '') || 0) - (Date.parse(a.last_activity ?? '') || 0));
+/** One summary per agent of the tally (grouped by assignee); most recently active first. */
+export function summarizeAgents(tally: Tally): AgentSummary[] {
+  return tally.groups
+    .map((g) => ({
+      name: g.value,
+      last_activity: textOf(g.newest.completed_at),
+      last_task: { task_id: textOf(g.newest.task_id), title: textOf(g.newest.title), board: textOf(g.newest.board) },
+      completions: g.count,
+      completions_24h: g.since[0] ?? 0,
+      completions_7d: g.since[1] ?? 0,
+      boards: g.distinct,
+    }))
+    .sort((a, b) => (Date.parse(b.last_activity ?? '') || 0) - (Date.parse(a.last_activity ?? '') || 0) || a.name.localeCompare(b.name));
 }
 
 function textOf(value: unknown): string | null {

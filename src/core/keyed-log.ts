@@ -24,6 +24,8 @@ export interface KeyedLogSpec {
   time: string;
   /** Client fields the log is also looked up by (the id always is). */
   facets: readonly string[];
+  /** How `KeyedRecords.tally` groups: by one client field, with the distinct values of another per group. */
+  tally?: { by: string; distinct: string };
 }
 
 export interface KeyedWriteResult extends AppendResult {
@@ -40,7 +42,15 @@ export function keyedLog(dataDir: string, spec: KeyedLogSpec): RecordLog {
     facets: Object.fromEntries(spec.facets.map((f) => [f, (r: JsonRecord) => r[f] as string])),
     // One id per record: indexed by hash, not as a string per record.
     uniqueFacets: { [spec.id.field]: (r: JsonRecord) => r[spec.id.field] as string },
+    tally: {
+      time: (r) => (typeof r[spec.time] === 'string' ? Date.parse(r[spec.time] as string) : Number.NaN),
+      ...(spec.tally ? { by: textField(spec.tally.by), distinct: textField(spec.tally.distinct) } : {}),
+    },
   });
+}
+
+function textField(name: string): (record: JsonRecord) => string | undefined {
+  return (r) => (typeof r[name] === 'string' && r[name] !== '' ? (r[name] as string) : undefined);
 }
 
 /**

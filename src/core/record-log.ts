@@ -3,7 +3,7 @@ import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
 import { IndexedFile, type FacetFilter } from './jsonl/indexed-file.ts';
-import type { LogIndexOptions } from './jsonl/log-index.ts';
+import type { IndexTally, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { readLinesBackward } from './jsonl/read-lines-backward.ts';
 import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
@@ -150,6 +150,16 @@ export class RecordLog {
         after = position;
       }
       return this.#indexed.load(handle, await this.#lastPositions(handle, where, limit, after));
+    });
+  }
+
+  /** Exact counts over every record (LogIndex.tally), with the newest record of each group read back. */
+  tally(cutoffs: readonly number[]): Promise<IndexTally & { newest: Map<number, JsonRecord> }> {
+    return this.#read(async (handle) => {
+      const counts = this.#indexed.index.tally(cutoffs);
+      const newest = new Map<number, JsonRecord>();
+      await this.#indexed.load(handle, counts.groups.map((g) => g.newest), newest);
+      return { ...counts, newest };
     });
   }
 

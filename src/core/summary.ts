@@ -13,8 +13,6 @@ import { settle } from './section.ts';
 import { siteStats } from './stats.ts';
 
 const DAY_MS = 86_400_000;
-/** Records read from the newest end of the completion and publishing feeds, in whichever store (bounded, whatever their size). */
-const FEED_WINDOW = 1000;
 const DISK_WINDOW = 200;
 
 /** A section of the summary: its fields, all null when `error` says why the source failed. */
@@ -68,16 +66,16 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
       return { stale_nodes: [...new Set(stale)], latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
     }),
     sectionOf('work/completions.jsonl', { last_24h: null, latest: null }, async () => {
-      const { records } = await ctx.store.completions.newest(FEED_WINDOW);
+      const [{ records }, tally] = await Promise.all([ctx.store.completions.newest(1), ctx.store.completions.tally([new Date(now.getTime() - DAY_MS)])]);
       const r = records[0];
       const latest = r ? { task_id: text(r.task_id), title: text(r.title), assignee: text(r.assignee), board: text(r.board), completed_at: text(r.completed_at) } : null;
-      return { last_24h: countSince(records, 'completed_at', now.getTime() - DAY_MS), latest };
+      return { last_24h: tally.since[0] ?? 0, latest };
     }),
     sectionOf('publishing/entries.jsonl', { last_30d: null, latest: null }, async () => {
-      const { records } = await ctx.store.entries.newest(FEED_WINDOW);
+      const [{ records }, tally] = await Promise.all([ctx.store.entries.newest(1), ctx.store.entries.tally([new Date(now.getTime() - 30 * DAY_MS)])]);
       const r = records[0];
       const latest = r ? { title: text(r.title), content_type: text(r.content_type), target_site: text(r.target_site), ts: text(r.published_at) ?? text(r.registered_at) } : null;
-      return { last_30d: countSince(records, 'registered_at', now.getTime() - 30 * DAY_MS), latest };
+      return { last_30d: tally.since[0] ?? 0, latest };
     }),
     sectionOf('repos.json', { repos: null }, async () => ({ repos: (await readRepoLedger(dataDir)).items.length })),
     optionalSection(config.forge !== undefined, 'the forge', { repos: null, open_issues: null, archived: null }, async () => {
@@ -119,10 +117,6 @@ function latestPerMount(records: readonly JsonRecord[]): Mount[] {
     });
   }
   return [...seen.values()].sort((a, b) => a.mount.localeCompare(b.mount));
-}
-
-function countSince(records: readonly JsonRecord[], field: string, since: number): number {
-  return records.filter((r) => Date.parse(String(r[field])) >= since).length;
 }
 
 function text(value: unknown): string | null {

@@ -26,6 +26,7 @@ export const COMPLETIONS: KeyedLogSpec = {
   id: { field: 'id', prefix: 'wc_' },
   time: 'completed_at',
   facets: ['board'],
+  tally: { by: 'assignee', distinct: 'board' },
 };
 
 /** Records a completion once per (board, task_id); see KeyedRecords.write. */

@@ -28,7 +28,9 @@ export const agentsList = defineOperation({
   access: 'public',
   tag: 'estate',
   summary: 'Known agents from the work feed (last activity, counts, boards) and this node\'s live runtime',
-  description: 'Built from the newest 5,000 task completions, most recently active first. An unreadable feed gives an empty list and an `error`.',
+  description:
+    'Built from every task completion of the feed (exact counts, kept current as completions are written, whatever the feed\'s size), most recently active first. ' +
+    'An unreadable feed gives an empty list and an `error`.',
   output: z.object({
     items: z.array(
       z.object({
@@ -43,8 +45,8 @@ export const agentsList = defineOperation({
     ),
     count: z.int(),
     window: z
-      .object({ limit: z.int(), records: z.int(), since: completedAt('The oldest of those completions\' `completed_at`, UTC; null when there are none.') })
-      .meta({ description: 'The completions the list is built from.' }),
+      .object({ records: z.int(), since: completedAt('The earliest completion\'s `completed_at`, UTC; null when there are none.') })
+      .meta({ description: 'What the counts cover: every completion of the feed.' }),
     skipped_lines: z.int(),
     error: text,
     runtime: nodeRuntimeSchema,

@@ -20,6 +20,29 @@ export interface LogIndexOptions {
   hash?: (value: string) => number;
   /** The key's second, independent 32-bit hash (default `checkHash`); see `LogIndex.mayHaveKey`. */
   checkHash?: (value: string) => number;
+  /** Counts kept as records are indexed, for exact aggregates at any size (see `LogIndex.tally`). */
+  tally?: TallyOptions;
+}
+
+export interface TallyOptions {
+  /** The record's time in ms since the epoch (NaN when it has none). */
+  time: (record: JsonRecord) => number;
+  /** Groups records by this value (an agent's name); records without one are counted in the totals only. */
+  by?: ValueOf;
+  /** Per group, the distinct values of this (the boards an agent worked on). */
+  distinct?: ValueOf;
+}
+
+/** Exact counts over every indexed record; see `LogIndex.tally`. */
+export interface IndexTally {
+  count: number;
+  /** Per cutoff: the records whose time is at or after it. */
+  since: number[];
+  /** The earliest record time (ms), or undefined. */
+  earliest: number | undefined;
+  /** Lines of the log that are not records. */
+  skipped: number;
+  groups: { value: string; count: number; since: number[]; newest: number; distinct: string[] }[];
 }
 
 /**
@@ -51,6 +74,9 @@ export class LogIndex {
   readonly #unique = new Map<string, HashTable>();
   readonly #facetOf: [string, ValueOf][];
   readonly #uniqueOf: [string, ValueOf][];
+  /** Every record's time, kept sorted (appends come nearly in order: an insert moves few numbers). */
+  readonly #times = new SortedTimes();
+  readonly #groups = new Map<string, { times: SortedTimes; newest: number; distinct: Set<string> }>();
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
@@ -92,7 +118,44 @@ export class LogIndex {
       const value = valueOf(record);
       if (typeof value === 'string') (this.#unique.get(name) as HashTable).add(position, this.#hash(value));
     }
+    const tally = this.#options.tally;
+    if (tally) {
+      const time = tally.time(record);
+      this.#times.insert(time);
+      const value = tally.by?.(record);
+      if (typeof value === 'string') {
+        let group = this.#groups.get(value);
+        if (!group) this.#groups.set(value, (group = { times: new SortedTimes(), newest: position, distinct: new Set() }));
+        group.times.insert(time);
+        group.newest = position;
+        const other = tally.distinct?.(record);
+        if (typeof other === 'string') group.distinct.add(other);
+      }
+    }
     return record;
+  }
+
+  /**
+   * Exact counts over every record indexed so far (options.tally): in all,
+   * and at or after each cutoff (ms); per group, the same, the position of
+   * its newest record and its distinct values, sorted. Costs O(groups ×
+   * cutoffs × log n), whatever the log's size.
+   */
+  tally(cutoffs: readonly number[]): IndexTally {
+    if (!this.#options.tally) throw new Error('log index: no tally kept');
+    return {
+      count: this.#times.length,
+      since: cutoffs.map((c) => this.#times.atOrAfter(c)),
+      earliest: this.#times.first(),
+      skipped: this.#skipped.length,
+      groups: [...this.#groups].map(([value, g]) => ({
+        value,
+        count: g.times.length,
+        since: cutoffs.map((c) => g.times.atOrAfter(c)),
+        newest: g.newest,
+        distinct: [...g.distinct].sort(),
+      })),
+    };
   }
 
   get size(): number {
@@ -166,6 +229,77 @@ export class LogIndex {
 }
 
 const NONE: Positions = [];
+
+/** How far an insert moves numbers to keep order; a time further out of order is appended and the list sorted when next read. */
+const MAX_SHIFT = 32;
+
+/**
+ * Times (ms) in ascending order, NaN (no time) counted apart. Appends come
+ * nearly in order (an insert moves a few numbers); a log far out of order
+ * costs one sort per read, never a quadratic build.
+ */
+class SortedTimes {
+  #values = new Float64Array(16);
+  #length = 0;
+  #undated = 0;
+  #unsorted = false;
+
+  /** Every time inserted, undated ones included. */
+  get length(): number {
+    return this.#length + this.#undated;
+  }
+
+  insert(time: number): void {
+    if (Number.isNaN(time)) {
+      this.#undated++;
+      return;
+    }
+    if (this.#length === this.#values.length) {
+      const bigger = new Float64Array(this.#values.length * 2);
+      bigger.set(this.#values);
+      this.#values = bigger;
+    }
+    const values = this.#values;
+    let i = this.#length;
+    const stop = Math.max(0, i - MAX_SHIFT);
+    while (!this.#unsorted && i > stop && (values[i - 1] as number) > time) {
+      values[i] = values[i - 1] as number;
+      i--;
+    }
+    if (i === stop && i > 0 && (values[i - 1] as number) > time) {
+      // Too far out of order: put the moved numbers back and sort at the next read.
+      values.copyWithin(i, i + 1, this.#length + 1);
+      i = this.#length;
+      this.#unsorted = true;
+    }
+    values[i] = time;
+    this.#length++;
+  }
+
+  #sorted(): void {
+    if (!this.#unsorted) return;
+    this.#values.subarray(0, this.#length).sort();
+    this.#unsorted = false;
+  }
+
+  /** How many times are at or after `cutoff`. */
+  atOrAfter(cutoff: number): number {
+    this.#sorted();
+    let lo = 0;
+    let hi = this.#length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.#values[mid] as number) < cutoff) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.#length - lo;
+  }
+
+  first(): number | undefined {
+    this.#sorted();
+    return this.#length ? this.#values[0] : undefined;
+  }
+}
 
 type NumberArray = Float64Array | Uint32Array | Int32Array;
 

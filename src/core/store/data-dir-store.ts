@@ -11,7 +11,7 @@ import { createRun, deleteRun, getRun, listRuns } from '../training.ts';
 import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
-import type { Credentials, KeyedRecords, RecordPage, Store, TrainingRuns } from './store.ts';
+import type { Credentials, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -116,6 +116,18 @@ class DataDirRecords implements KeyedRecords {
 
   restore(records: readonly JsonRecord[]) {
     return restoreKeyed(this.log, this.spec, records);
+  }
+
+  async tally(cutoffs: readonly Date[]): Promise<Tally> {
+    const t = await this.log.tally(cutoffs.map((c) => c.getTime()));
+    const groups: TallyGroup[] = [];
+    for (const g of t.groups) {
+      const newest = t.newest.get(g.newest);
+      // A group whose newest line no longer parses (the file changed under us) waits for the next call.
+      if (newest) groups.push({ value: g.value, count: g.count, since: g.since, newest, distinct: g.distinct });
+    }
+    const earliest = t.earliest === undefined ? null : new Date(t.earliest).toISOString();
+    return { count: t.count, since: t.since, earliest, skipped: t.skipped, groups };
   }
 
   async subscribe(listener: (records: JsonRecord[]) => void, onError?: (err: unknown) => void): Promise<() => Promise<void>> {

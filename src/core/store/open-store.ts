@@ -69,6 +69,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       yield* pick(await store()).pages(pageSize);
     },
     restore: async (records) => pick(await store()).restore(records),
+    tally: async (cutoffs) => pick(await store()).tally(cutoffs),
   });
   return {
     kind,

@@ -88,6 +88,37 @@ export interface KeyedRecords {
    * error, and nothing of the call is stored.
    */
   restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]>;
+  /**
+   * Exact counts over every record, whatever the log's size: how many in
+   * all and how many whose time (`spec.time`) is at or after each cutoff;
+   * with `spec.tally`, the same per value of its `by` field, with the newest
+   * record of each value and the distinct values of its `distinct` field.
+   * For the dashboard's aggregates; answers from what the store keeps
+   * current (data dir: the log index), not by reading every record again.
+   */
+  tally(cutoffs: readonly Date[]): Promise<Tally>;
+}
+
+/** What `KeyedRecords.tally` answers. */
+export interface Tally {
+  count: number;
+  /** Per cutoff, in the order given. */
+  since: number[];
+  /** The earliest record's time (ISO 8601), or null when there is none. */
+  earliest: string | null;
+  /** Stored lines that are not records (0 where none can exist). */
+  skipped: number;
+  /** Per value of `spec.tally.by`, in no particular order; empty without `spec.tally`. */
+  groups: TallyGroup[];
+}
+
+export interface TallyGroup {
+  value: string;
+  count: number;
+  since: number[];
+  newest: JsonRecord;
+  /** Sorted. */
+  distinct: string[];
 }
 
 /** A stretch of a record log, oldest first (KeyedRecords.pages). */

@@ -3,7 +3,7 @@ import type { FacetFilter } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
-import type { KeyedRecords, RecordPage, RestoreResult } from '../store.ts';
+import type { KeyedRecords, RecordPage, RestoreResult, Tally, TallyGroup } from '../store.ts';
 import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
 import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
@@ -285,6 +285,48 @@ export class PostgresRecords implements KeyedRecords {
 
   restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]> {
     return restorePostgresRecords(this.#access, records);
+  }
+
+  /**
+   * Counted by the database over every row. Times compare as text: estate
+   * stores them as `toISOString()` gives them, which sorts as it reads.
+   */
+  tally(cutoffs: readonly Date[]): Promise<Tally> {
+    const { spec } = this;
+    const table = this.#table.name;
+    // Field names come from the spec (constants of this program), never from a request.
+    const time = `record->>'${spec.time}'`;
+    const params = cutoffs.map((c) => c.toISOString());
+    const since = cutoffs.map((_, i) => `, count(*) FILTER (WHERE ${time} >= $${i + 1})::int AS s${i}`).join('');
+    const sinceOf = (row: Record<string, unknown>) => cutoffs.map((_, i) => Number(row[`s${i}`] ?? 0));
+    return withinDeadline(this.#store, async () => {
+      const [total] = await this.#sql.unsafe(`SELECT count(*)::int AS count, min(${time}) AS earliest${since} FROM ${table}`, params);
+      const groups: TallyGroup[] = [];
+      if (spec.tally) {
+        const by = `record->>'${spec.tally.by}'`;
+        const distinct = `record->>'${spec.tally.distinct}'`;
+        const rows = await this.#sql.unsafe(
+          `SELECT ${by} AS value, count(*)::int AS count${since}, ` +
+            `coalesce(array_agg(DISTINCT ${distinct}) FILTER (WHERE coalesce(${distinct}, '') <> ''), '{}') AS distinct_values, max(event_id) AS newest ` +
+            `FROM ${table} WHERE coalesce(${by}, '') <> '' GROUP BY 1`,
+          params,
+        );
+        const ids = rows.map((r) => String(r.newest));
+        const newest = new Map<string, JsonRecord>();
+        if (ids.length) {
+          for (const row of await this.#sql`SELECT event_id, record FROM ${this.#sql(table)} WHERE event_id IN ${this.#sql(ids)}`) {
+            newest.set(String(row.event_id), this.#ordered(row.record as JsonRecord));
+          }
+        }
+        for (const row of rows) {
+          const record = newest.get(String(row.newest));
+          if (!record) continue;
+          groups.push({ value: String(row.value), count: Number(row.count), since: sinceOf(row), newest: record, distinct: [...(row.distinct_values as string[])].sort() });
+        }
+      }
+      const earliest = (total?.earliest as string | null) ?? null;
+      return { count: Number(total?.count ?? 0), since: total ? sinceOf(total) : cutoffs.map(() => 0), earliest, skipped: 0, groups };
+    });
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
