@@ -1,23 +1,31 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Operation } from '../src/api/define-operation.ts';
-import { operationId } from '../src/api/openapi.ts';
+import { test } from 'node:test';
 import { operations } from '../src/api/operations/index.ts';
 import { PAGE_ROUTE_DOCS } from '../src/server/docs-routes.ts';
-import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
-import { fakeIssues, refusedUrl, startAnswering, startFakeForge, startHanging } from './helpers/fake-upstreams.ts';
-import { newKey, readResponse, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
+import {
+  answer,
+  badInput,
+  contractChecker,
+  type Estate,
+  estateDir,
+  type Json,
+  type Observed,
+  paramsOf,
+  type Route,
+  sampleBody,
+  sampleValue,
+  urlOf,
+} from './helpers/openapi-contract.ts';
+import { newKey, readResponse, startServer } from './helpers/server.ts';
 
 // The contract: every operation of the table (and every route the document
 // describes beside it), called over HTTP in several estates, answers only
-// statuses its OpenAPI description lists, with bodies that validate against
-// the schema published for that status. The table is walked generically, so
-// operations added later are covered as they land.
-
-type Json = Record<string, any>;
+// statuses its OpenAPI description lists, with bodies and headers that match
+// what the document publishes for that status. Besides the calls themselves,
+// probes aim at every kind of answer: 304 to the ETag just received, 415 to a
+// body that is not sent as JSON, 422 to a repeated query parameter, 404 and
+// 405 (components.responses), and 429 from a server with a tiny rate limit.
+// The table is walked generically, so operations added later are covered as they land.
 
 /** Path parameter values the data cannot supply (the fake forge holds `org/repo-001`). */
 const SAMPLE_PATH: Record<string, string> = { owner: 'org', repo: 'repo-001' };
@@ -28,97 +36,50 @@ const SAMPLE_BODY: Record<string, Json> = {};
 
 const pathParams = new Set(operations.flatMap((op) => [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string)));
 
-interface Estate {
-  name: string;
-  server: TestServer;
-  key: string;
+/** The status each probe aims at. */
+const AIMS: Record<string, number> = {
+  'no credential': 403,
+  'invalid credential': 403,
+  'invalid input': 422,
+  'body over 1 MiB': 413,
+  'body not JSON': 422,
+  'body as text/plain': 415,
+  'body without Content-Type': 415,
+  'repeated parameter': 422,
+  'If-None-Match': 304,
+  'Location read back': 200,
+  'unknown path': 404,
+  'wrong method': 405,
+};
+
+/** A JSON answer without its top-level `volatile` fields (which the ETag leaves out). */
+function stable(json: unknown, volatile: readonly string[]): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+  return Object.fromEntries(Object.entries(json).filter(([k]) => !volatile.includes(k)));
 }
 
-/** What the checks need of an operation or of a route served beside the table. */
-type Route = Pick<Operation, 'id' | 'method' | 'path'>;
-
-interface Observed {
-  estate: string;
-  route: Route;
-  probe: string;
-  status: number;
+/** `name=v&name=w`: a query parameter sent twice (with two values where it is a number). */
+function sentTwice(p: Json): string {
+  const v = sampleValue(p.schema as Json, p.name as string);
+  const w = typeof v === 'number' ? v + 1 : v;
+  return `${p.name}=${encodeURIComponent(String(v))}&${p.name}=${encodeURIComponent(String(w))}`;
 }
 
-/** A value for each required field of a request body schema. */
-function sampleBody(schema: Json | undefined): Json {
-  const body: Json = {};
-  for (const name of (schema?.required ?? []) as string[]) body[name] = sampleValue(schema?.properties?.[name] ?? {}, name);
-  return body;
+/** The query parameter a repeated-parameter probe sends twice: `limit` where there is one. */
+function repeatable(route: Route, doc: Json): Json | undefined {
+  const query = paramsOf(route, doc).filter((p) => p.in === 'query');
+  return query.find((p) => p.name === 'limit') ?? query[0];
 }
 
-function sampleValue(s: Json, name: string): unknown {
-  if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
-  if (Array.isArray(s.enum)) return s.enum[0];
-  if ('const' in s) return s.const;
-  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
-  if (type === 'integer' || type === 'number') return s.minimum ?? 1;
-  if (type === 'boolean') return true;
-  if (type === 'array') return [];
-  if (type === 'object') return sampleBody(s);
-  if (s.format === 'uri' || /url/.test(name)) return 'https://example.org/contract';
-  if (s.format === 'date-time' || /(_at|^ts)$/.test(name)) return '2026-11-21T12:00:00.000Z';
-  return `contract-${name.replace(/_/g, '-')}`.slice(0, s.maxLength ?? 100);
+function assertRepeated(r: { json: any }, name: string, where: string): void {
+  const issues = (r.json?.detail ?? []) as Json[];
+  assert.ok(
+    issues.some((i) => JSON.stringify(i.loc) === JSON.stringify(['query', name]) && i.type === 'repeated_parameter'),
+    `${where}: no repeated_parameter issue at ["query","${name}"]: ${JSON.stringify(r.json)}`,
+  );
 }
 
-/** Query/path/body inputs that break the operation's own schema (a 422), or undefined when it takes none that can be broken. */
-function badInput(op: Route, hasBody: boolean, doc: Json): { path?: Record<string, string>; query?: string; body?: string } | undefined {
-  const params = (doc.paths[op.path][op.method.toLowerCase()].parameters ?? []) as Json[];
-  for (const p of params) {
-    if (p.$ref) continue; // shared header parameters (If-None-Match): nothing in them breaks a route
-    const s = p.schema as Json;
-    const bad = s.type === 'integer' ? 'abc' : s.enum || s.pattern ? '!!!' : typeof s.maxLength === 'number' ? 'x'.repeat(s.maxLength + 1) : undefined;
-    if (bad === undefined) continue;
-    if (p.in === 'path') return { path: { [p.name]: bad } };
-    return { query: `${p.name}=${encodeURIComponent(bad)}` };
-  }
-  if (hasBody) return { body: JSON.stringify({ not_a_field_of_this_body: 1 }) };
-  return undefined;
-}
-
-function urlOf(op: Route, values: Record<string, string>, query = ''): string {
-  const p = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'sample'));
-  return query ? `${p}?${query}` : p;
-}
-
-/** A GET of a page or an event stream: a stream is read up to its headers, then dropped. */
-async function answer(server: TestServer, route: string, produces: string): Promise<TestResponse> {
-  if (produces !== 'text/event-stream') return server.get(route);
-  const abort = new AbortController();
-  const res = await fetch(server.url + route, { signal: abort.signal });
-  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    abort.abort();
-    return { status: res.status, headers: res.headers, text: '', json: undefined };
-  }
-  return readResponse(res);
-}
-
-async function estateDir(t: TestContext, kind: 'demo' | 'empty' | 'down'): Promise<string> {
-  if (kind === 'empty') return tempDataDir(t);
-  const dir = await tempDataDir(t, DEMO_FIXTURE);
-  const configFile = path.join(dir, 'estate.config.json');
-  const config = JSON.parse(await readFile(configFile, 'utf8')) as Json;
-  if (kind === 'demo') {
-    const forge = await startFakeForge(t, { repos: 3, issues: { 'org/repo-001': fakeIssues(5) } });
-    const provider = await startAnswering(t, 200, { models: [] });
-    config.forge = { url: forge.url, timeout_ms: 5000, cache_s: 0 };
-    config.providers = [{ name: 'fake', url: `${provider.url}/api/tags`, timeout_ms: 5000, expect_status: 200 }];
-    config.stats = { command: [process.execPath, '-e', 'process.stdout.write(JSON.stringify({ visitors: 42 }))'], timeout_ms: 10_000, cache_s: 0 };
-  } else {
-    const hanging = await startHanging(t);
-    config.forge = { url: hanging.url, timeout_ms: 200, cache_s: 0 };
-    config.providers = [{ name: 'gone', url: await refusedUrl(), timeout_ms: 500 }];
-    config.stats = { command: [process.execPath, '-e', 'process.stdout.write("not json")'], timeout_ms: 10_000, cache_s: 0 };
-  }
-  await writeFile(configFile, JSON.stringify(config));
-  return dir;
-}
-
-test('every operation answers only documented statuses, with bodies that match the published schemas', async (t) => {
+test('every operation answers only documented statuses, with bodies and headers that match the published document', async (t) => {
   const estates: Estate[] = [];
   for (const kind of ['demo', 'empty', 'down'] as const) {
     const dir = await estateDir(t, kind);
@@ -127,36 +88,7 @@ test('every operation answers only documented statuses, with bodies that match t
   const docResponse = await (estates[0] as Estate).server.get('/api/openapi.json');
   assert.equal(docResponse.status, 200);
   const doc = docResponse.json as Json;
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  ajv.addSchema(doc, 'openapi.json');
-
-  const observed: Observed[] = [];
-  const check = async (estate: Estate, op: Route, probe: string, r: TestResponse) => {
-    const where = `${op.method} ${op.path} (${probe}, ${estate.name} estate)`;
-    observed.push({ estate: estate.name, route: op, probe, status: r.status });
-    await t.test(`${where} → ${r.status}`, () => {
-      const operation = doc.paths[op.path]?.[op.method.toLowerCase()] as Json | undefined;
-      assert.ok(operation, `${where}: not in the document`);
-      assert.equal(operation.operationId, operationId(op));
-      let response = operation.responses[String(r.status)] as Json | undefined;
-      assert.ok(response, `${where}: status ${r.status} is not documented (documented: ${Object.keys(operation.responses).join(', ')}); body: ${r.text.slice(0, 300)}`);
-      let pointer = `#/paths/${op.path.replace(/~/g, '~0').replace(/\//g, '~1')}/${op.method.toLowerCase()}/responses/${r.status}`;
-      if (response.$ref) {
-        pointer = response.$ref as string;
-        response = doc.components.responses[pointer.split('/').pop() as string] as Json;
-      }
-      if (!response.content) {
-        assert.equal(r.text, '', `${where}: documented without a body, but one came`);
-        return;
-      }
-      const [mediaType] = Object.keys(response.content) as [string];
-      assert.equal(r.headers.get('content-type')?.split(';')[0], mediaType, `${where}: content type`);
-      if (mediaType !== 'application/json') return;
-      const validate = ajv.getSchema(`openapi.json${pointer}/content/application~1json/schema`);
-      assert.ok(validate, `${where}: no schema at ${pointer}`);
-      assert.ok(validate(r.json), `${where}: body does not match its schema: ${ajv.errorsText(validate.errors)}\n${r.text.slice(0, 500)}`);
-    });
-  };
+  const { observed, check, checkShared } = contractChecker(t, doc);
 
   const ordered = [...operations.filter((op) => op.method !== 'DELETE'), ...operations.filter((op) => op.method === 'DELETE')];
   for (const estate of estates) {
@@ -185,6 +117,15 @@ test('every operation answers only documented statuses, with bodies that match t
       const ok = await estate.server.request(op.method, urlOf(op, values), { headers: auth, body });
       harvest(ok.json);
       await check(estate, op, 'with a credential', ok);
+      const etag = ok.headers.get('etag');
+      if (etag) {
+        // 304 while the answer is the same but for its volatile fields; one that changed (a window that moved, a fresh run) is a 200 with a new tag.
+        const again = await estate.server.request(op.method, urlOf(op, values), { headers: { ...auth, 'If-None-Match': etag } });
+        const changed = again.status === 200 && JSON.stringify(stable(again.json, op.volatile)) !== JSON.stringify(stable(ok.json, op.volatile));
+        await check(estate, op, changed ? 'If-None-Match, answer changed' : 'If-None-Match', again);
+        if (again.status === 304) assert.equal(again.headers.get('etag'), etag, `${op.id}: the 304 names the tag it matched`);
+        if (changed) assert.notEqual(again.headers.get('etag'), etag, `${op.id}: a changed answer has a new tag`);
+      }
 
       if (estate.name !== 'demo') continue;
       if (op.access !== 'public') {
@@ -196,6 +137,12 @@ test('every operation answers only documented statuses, with bodies that match t
       if (bad) {
         const r = await estate.server.request(op.method, urlOf(op, { ...values, ...bad.path }, bad.query), { headers: auth, body: bad.body ?? body });
         await check(estate, op, 'invalid input', r);
+      }
+      const twice = repeatable(op, doc);
+      if (twice) {
+        const r = await estate.server.request(op.method, urlOf(op, values, sentTwice(twice)), { headers: auth, body });
+        await check(estate, op, 'repeated parameter', r);
+        assertRepeated(r, twice.name, op.id);
       }
       if (op.input.body && ok.status === 201 && body) {
         // A write sent again: an identical replay, then the same record with a field changed.
@@ -211,29 +158,75 @@ test('every operation answers only documented statuses, with bodies that match t
         const tooBig = JSON.stringify({ padding: 'x'.repeat(1024 * 1024) });
         await check(estate, op, 'body over 1 MiB', await estate.server.request(op.method, urlOf(op, values), { headers: auth, body: tooBig }));
         await check(estate, op, 'body not JSON', await estate.server.request(op.method, urlOf(op, values), { headers: auth, body: '{"title": ' }));
+        const json = JSON.stringify(body);
+        await check(estate, op, 'body as text/plain', await estate.server.request(op.method, urlOf(op, values), { headers: { ...auth, 'Content-Type': 'text/plain' }, body: json }));
+        // fetch sends bytes with no Content-Type of its own (a string would go as text/plain).
+        const untyped = await fetch(estate.server.url + urlOf(op, values), { method: op.method, headers: auth, body: new TextEncoder().encode(json) });
+        await check(estate, op, 'body without Content-Type', await readResponse(untyped));
       }
     }
     for (const route of PAGE_ROUTE_DOCS) {
       await check(estate, route, 'public route', await answer(estate.server, route.path, route.produces));
-      const bad = estate.name === 'demo' ? badInput(route, false, doc) : undefined;
+      if (estate.name !== 'demo') continue;
+      const bad = badInput(route, false, doc);
       if (bad?.query) await check(estate, route, 'invalid input', await answer(estate.server, `${route.path}?${bad.query}`, route.produces));
+      const twice = repeatable(route, doc);
+      if (twice) {
+        const r = await answer(estate.server, `${route.path}?${sentTwice(twice)}`, route.produces);
+        await check(estate, route, 'repeated parameter', r);
+        assertRepeated(r, twice.name, route.id);
+      }
     }
+  }
+
+  // Answers no operation gives: an unknown path, and each documented path with a method it lacks.
+  const demo = estates[0] as Estate;
+  const unknown = await demo.server.get('/no-such-route', { 'X-API-Key': demo.key });
+  await checkShared(demo, { id: 'unknown path', method: 'GET', path: '/no-such-route' }, 'unknown path', 'NotFound', unknown);
+  assert.deepEqual(unknown.json, { detail: 'Not Found' });
+  const paths = Object.entries(doc.paths as Record<string, Json>);
+  for (const [p, item] of paths) {
+    const url = p.replace(/\{\w+\}/g, 'sample');
+    // Every documented path the URL matches (`/publishing/register` is also a `/publishing/{entry_id}`).
+    const methods = paths.filter(([q]) => new RegExp(`^${q.replace(/\{\w+\}/g, '[^/]+')}$`).test(url)).flatMap(([, i]) => Object.keys(i).map((m) => m.toUpperCase()));
+    const wrong = methods.includes('DELETE') ? 'PUT' : 'DELETE';
+    const r = await demo.server.request(wrong, url, { headers: { 'X-API-Key': demo.key } });
+    await checkShared(demo, { id: `${wrong} ${p}`, method: wrong as Route['method'], path: p }, 'wrong method', 'MethodNotAllowed', r);
+    const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : [])])].sort();
+    assert.deepEqual(r.headers.get('allow')?.split(', '), allowed, `${wrong} ${url}: Allow lists the documented methods`);
+    for (const m of Object.keys(item)) assert.equal(item[m].responses['405']?.$ref, '#/components/responses/MethodNotAllowed', `${m} ${p} lists 405`);
+  }
+
+  // A server with one request a minute (loopback not exempt): after one call, every rate-limited route answers 429.
+  const limitedDir = await estateDir(t, 'limited');
+  const limited: Estate = { name: 'limited', key: await newKey(limitedDir), server: await startServer(t, limitedDir) };
+  assert.equal((await limited.server.get('/no-such-route')).status, 404, 'the first call takes the only token');
+  const charged = new Map<string, boolean>();
+  for (const op of operations) {
+    charged.set(op.id, op.rateLimited);
+    const body = op.input.body ? sampleBody(doc.paths[op.path][op.method.toLowerCase()].requestBody.content['application/json'].schema) : undefined;
+    await check(limited, op, 'over the rate limit', await limited.server.request(op.method, urlOf(op, SAMPLE_PATH), { body }));
+  }
+  for (const route of PAGE_ROUTE_DOCS) {
+    charged.set(route.id, true);
+    await check(limited, route, 'over the rate limit', await answer(limited.server, route.path, route.produces));
   }
 
   await t.test('every operation succeeded at least once, and every probe got the status it aims at', () => {
     for (const op of [...operations, ...PAGE_ROUTE_DOCS]) {
-      const mine = observed.filter((o) => o.route.id === op.id);
+      const mine = observed.filter((o) => o.route.id === op.id && o.estate !== 'limited');
       assert.ok(mine.some((o) => o.status >= 200 && o.status < 300), `${op.id}: no 2xx answer (${mine.map((o) => `${o.estate}/${o.probe}: ${o.status}`).join(', ')}); add a sample input`);
     }
-    const aims: Record<string, number> = { 'no credential': 403, 'invalid credential': 403, 'invalid input': 422, 'body over 1 MiB': 413, 'body not JSON': 422 };
+    const aim = (o: Observed) => (o.probe === 'over the rate limit' ? (charged.get(o.route.id) ? 429 : 200) : AIMS[o.probe]);
     for (const o of observed) {
-      const aim = aims[o.probe];
-      if (aim !== undefined) assert.equal(o.status, aim, `${o.route.id}: ${o.probe}`);
+      const status = aim(o);
+      if (status !== undefined) assert.equal(o.status, status, `${o.route.id}: ${o.probe} (${o.estate} estate)`);
     }
+    for (const probe of Object.keys(AIMS)) assert.ok(observed.some((o) => o.probe === probe), `no answer to the probe "${probe}"`);
   });
 
-  await t.test('the error probes reached every kind of documented error response', () => {
+  await t.test('the probes reached every kind of documented answer', () => {
     const statuses = new Set(observed.map((o) => o.status));
-    for (const s of [403, 404, 409, 413, 422, 502, 503, 504]) assert.ok(statuses.has(s), `no operation answered ${s}`);
+    for (const s of [201, 304, 403, 404, 405, 409, 413, 415, 422, 429, 502, 503, 504]) assert.ok(statuses.has(s), `no route answered ${s}`);
   });
 });

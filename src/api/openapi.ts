@@ -134,7 +134,8 @@ const HEADERS: Record<string, JsonObject> = {
     schema: { type: 'string' },
   },
   RetryAfter: {
-    description: 'Seconds to wait before trying again. Always sent with 429; with 503 when the server sheds load (too many expensive calls or unread answers), not when a source is missing.',
+    description: 'Seconds to wait before trying again: always sent with 429, and with the 503 of `/readyz`.',
+    required: true,
     schema: { type: 'integer', minimum: 1 },
   },
   Allow: { description: 'The methods the path answers, e.g. `GET, HEAD`.', required: true, schema: { type: 'string' } },
@@ -146,6 +147,16 @@ const header = (name: keyof typeof HEADERS & string): JsonObject => ({ $ref: `#/
 
 const REQUEST_ID = { 'X-Request-Id': header('XRequestId') };
 
+/** `Retry-After` on the shared 503, which is not always load shedding: sent when it is (too many expensive calls, unread answers, a lock held too long) or the store does not answer. */
+const SHED_RETRY_AFTER: JsonObject = {
+  description: 'Seconds to wait before trying again; sent when the server sheds load or its store does not answer, not when a source is missing.',
+  required: false,
+  schema: { type: 'integer', minimum: 1 },
+};
+
+/** Operations whose every 503 carries `Retry-After` (the readiness probe tells a balancer when to ask again). */
+const ALWAYS_RETRY_AFTER_503 = new Set(['system.readyz']);
+
 /** Error statuses, each a shared response in `components.responses`. */
 const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: Record<string, JsonObject> }> = {
   400: { name: 'BadRequest', description: 'Bad request.' },
@@ -154,7 +165,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
     description: 'Missing or invalid credential, or one without the scope the route needs (`x-required-scope`); checked before the input is read.',
   },
   404: { name: 'NotFound', description: 'Not found; also the answer, `{"detail":"Not Found"}`, to any path the API does not have.' },
-  405: { name: 'MethodNotAllowed', description: 'The path exists but not with this method; `Allow` lists the methods it answers.', headers: { Allow: header('Allow') } },
+  405: {
+    name: 'MethodNotAllowed',
+    description: 'The answer to a method this path does not have (listed on every operation, for the methods beside it); `Allow` lists those it answers.',
+    headers: { Allow: header('Allow') },
+  },
   409: { name: 'Conflict', description: 'Conflicts with a stored record: the same key was sent before with different fields.' },
   413: { name: 'PayloadTooLarge', description: 'The request body is larger than 1 MiB, or a part of it is larger than its documented limit (a training run\'s `params`).' },
   415: { name: 'UnsupportedMediaType', description: 'The request has a body whose `Content-Type` is not `application/json` (or a `+json` type), or none; checked before the body is read.' },
@@ -168,14 +183,14 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
   503: {
     name: 'ServiceUnavailable',
     description: 'The source this route needs is not configured or not available, or the server is shedding load (then with `Retry-After`).',
-    headers: { 'Retry-After': header('RetryAfter') },
+    headers: { 'Retry-After': SHED_RETRY_AFTER },
   },
   504: { name: 'GatewayTimeout', description: 'An upstream source did not answer in time.' },
   507: { name: 'InsufficientStorage', description: 'The data dir has no room to store the record.' },
 };
 
-/** Answered to any request, whatever the route: listed once, in `components.responses`, and in the description. */
-const ALWAYS_LISTED = [404, 405];
+/** Answered to any request, whatever the route (an unknown path): listed in `components.responses` even where no route lists it. */
+const ALWAYS_LISTED = [404];
 
 /** `If-None-Match` on the routes that send an ETag. */
 const PARAMETERS: Record<string, JsonObject> = {
@@ -313,6 +328,15 @@ function errorResponse(status: number, used: Set<number>): JsonObject {
   return { description: `Error ${status}.`, headers: REQUEST_ID, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } };
 }
 
+/** A 503 that always carries `Retry-After` (see ALWAYS_RETRY_AFTER_503). */
+function retryingUnavailable(): JsonObject {
+  return {
+    description: 'Not available now (`detail` says what failed); always with `Retry-After`, the seconds before asking again.',
+    headers: { 'Retry-After': header('RetryAfter'), ...REQUEST_ID },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+  };
+}
+
 function successResponse(op: Described, status: number, defs: Record<string, JsonObject>): JsonObject {
   const description = SUCCESS_TEXT[status] ?? 'Success';
   const headers: Record<string, JsonObject> = { ...REQUEST_ID };
@@ -344,7 +368,10 @@ function operationObject(op: Described, defs: Record<string, JsonObject>, used: 
   if (op.access !== 'public') errors.add(403);
   if (op.input.body) errors.add(413).add(415);
   if (op.input.path || op.input.query || op.input.body) errors.add(422);
+  // Every path answers the methods it lacks with 405 (and Allow).
+  errors.add(405);
   for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, used);
+  if (errors.has(503) && ALWAYS_RETRY_AFTER_503.has(op.id)) responses['503'] = retryingUnavailable();
   object.responses = responses;
   object.security = securityOf(op);
   if (op.access !== 'public') object['x-required-scope'] = op.scope;
