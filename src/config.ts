@@ -76,10 +76,12 @@ export const serveTimeoutsSchema = z
 /**
  * `GET /work/stream`: at most `per_client` open streams per client (its
  * credential when it presents a valid one, else its address); each ends after
- * `max_lifetime_s` and the client reconnects with `Last-Event-ID`.
+ * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
+ * server holds at most `max_open` streams in all (one more is 503).
  */
 export const workStreamsSchema = z.strictObject({
   per_client: z.int().min(1).max(10_000).default(8),
+  max_open: z.int().min(1).max(100_000).default(200),
   max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
 });
 

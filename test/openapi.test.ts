@@ -204,7 +204,7 @@ test('buildOpenApi: request bodies use the input schema, responses the output sc
   assert.deepEqual(out.properties.owner, { $ref: '#/components/schemas/NamedOutput' }, 'the output variant of a shared schema has its own name');
   assert.equal(doc.components.schemas.NamedOutput.additionalProperties, false);
   assert.deepEqual(operation.responses['200'].content, operation.responses['201'].content, 'a replay status has the same body');
-  assert.deepEqual(Object.keys(operation.responses), ['200', '201', '403', '405', '409', '413', '415', '422', '429'], 'every route documents 405, every rate-limited one 429, every body 415');
+  assert.deepEqual(Object.keys(operation.responses), ['200', '201', '403', '405', '409', '413', '415', '422', '429', '503'], 'every route documents 405, every rate-limited one 429, every body 415, every one that reads the data dir or a store 503');
   assert.equal(operation.responses['409'].$ref, '#/components/responses/Conflict');
   assert.equal(operation.operationId, 'things_create');
   assert.equal(out.properties.size.maximum, undefined, 'the safe-integer bound of z.int() is left out');

@@ -151,3 +151,14 @@ test('a stream ends at max_lifetime_s naming where to resume; reconnecting with 
   assert.equal(next?.id, later);
   assert.notEqual(before, later);
 });
+
+test('the server holds at most serve.streams.max_open streams in all: one more is 503 with Retry-After, until one closes', async (t) => {
+  const dir = await dataDir(t, { max_open: 3, per_client: 10 });
+  const server = await startServer(t, dir);
+  const open = await Promise.all([1, 2, 3].map((n) => streamStatusFrom(t, server.url, `127.0.0.${n + 10}`)));
+  assert.deepEqual(open, [200, 200, 200]);
+  const full = await server.get('/work/stream', { Accept: 'text/event-stream' });
+  assert.equal(full.status, 503);
+  assert.equal(full.headers.get('retry-after'), '5');
+  assert.match(full.json.detail, /too many open streams/);
+});

@@ -182,12 +182,17 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
   502: { name: 'BadGateway', description: 'An upstream source (the forge, a provider) failed or answered badly.' },
   503: {
     name: 'ServiceUnavailable',
-    description: 'The source this route needs is not configured or not available, or the server is shedding load (then with `Retry-After`).',
+    description:
+      'The source this route needs is not configured or not available (the data dir cannot be read or written, the credential store does not ' +
+      'parse, the PostgreSQL store is down: then with `Retry-After`), or the server is shedding load (then with `Retry-After`).',
     headers: { 'Retry-After': SHED_RETRY_AFTER },
   },
   504: { name: 'GatewayTimeout', description: 'An upstream source did not answer in time.' },
   507: { name: 'InsufficientStorage', description: 'The data dir has no room to store the record.' },
 };
+
+/** The routes that never touch the data dir or a store: every other one may answer 503 when they are unavailable. */
+const NEVER_UNAVAILABLE = new Set(['system.root', 'system.healthz']);
 
 /** Answered to any request, whatever the route (an unknown path): listed in `components.responses` even where no route lists it. */
 const ALWAYS_LISTED = [404];
@@ -370,6 +375,7 @@ function operationObject(op: Described, defs: Record<string, JsonObject>, used: 
   if (op.input.path || op.input.query || op.input.body) errors.add(422);
   // Every path answers the methods it lacks with 405 (and Allow).
   errors.add(405);
+  if (!NEVER_UNAVAILABLE.has(op.id)) errors.add(503);
   for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, used);
   if (errors.has(503) && ALWAYS_RETRY_AFTER_503.has(op.id)) responses['503'] = retryingUnavailable();
   object.responses = responses;

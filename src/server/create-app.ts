@@ -44,6 +44,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   const workStream = createWorkStream(ctx, {
     authenticate,
     perClient: serve.streams.per_client,
+    maxClients: serve.streams.max_open,
     maxLifetimeMs: serve.streams.max_lifetime_s * 1000,
     onError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'work_stream_error', error: String((err as Error)?.message ?? err) }),
   });
