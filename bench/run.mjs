@@ -1,12 +1,24 @@
-// `npm run bench`: estate against the physical limit. Generates trends logs
-// (1 MB, 100 MB, 1 GB) and a 1 M-record completions log, starts `estate
-// serve` and a bare node:http server (bench/bare-server.mjs) on loopback, and
-// drives both with autocannon, alternating A B A B. Prints one markdown table
-// per part. It reports; it asserts nothing. Knobs: BENCH_SIZES=1MB,100MB,1GB,
-// BENCH_SECONDS=4 (per run), BENCH_COMPLETIONS=1000000. Writes are measured by
+// `npm run bench`: estate against its peers. Generates trends logs (1 MB,
+// 100 MB, 1 GB) and a 1 M-record completions log, then:
+//
+// - reads: starts `estate serve`, the bare node:http server doing the same
+//   per-request work (bench/peers/bare-production.mjs) and the same routes on
+//   Fastify 5 as a team would ship them (bench/peers/fastify-peer.mjs) on
+//   loopback, and drives /healthz and /trends?limit=100 on each, interleaved
+//   A B C A B C (three rounds), with wrk (2 threads) when it is installed,
+//   else autocannon. Prints the median of the rounds and the ratios
+//   estate/bare and estate/Fastify. estate runs with its rate limit applied
+//   to loopback clients too (bench/estate-bench.config.json), as the peers do;
+// - feeds, writes, memory and CLI cold start (estate alone).
+//
+// It reports; it asserts nothing. Knobs: BENCH_SIZES=1MB,100MB,1GB,
+// BENCH_SECONDS=4 (per run), BENCH_ROUNDS=3, BENCH_CONNECTIONS=50,
+// BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,cold (what to
+// run), BENCH_MINIMAL=1 (adds the bare server without production work, the
+// physical limit), BENCH_COMPLETIONS=1000000. Writes are measured by
 // bench/writes.mjs, which counts every acknowledged write against the log.
-import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,98 +30,177 @@ const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'estate');
 const sizes = (process.env.BENCH_SIZES ?? '1MB,100MB,1GB').split(',').map((s) => s.trim());
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const completions = Number(process.env.BENCH_COMPLETIONS ?? 1_000_000);
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,cold').split(',').map((s) => s.trim()));
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
 delete env.NODE_EXTRA_CA_CERTS;
 const log = (s) => process.stderr.write(`${s}\n`);
 
-function load(url, extra = {}) {
-  return autocannon({ url, connections: 10, duration: seconds, headers: { 'X-API-Key': KEY }, ...extra });
-}
-
-function summary(result) {
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
-}
-
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
-
-/** Runs A B A B on one route and returns the averaged figures of each side. */
-async function compare(estate, bare, route) {
-  const runs = { estate: [], bare: [] };
-  for (let round = 0; round < 2; round++) {
-    runs.estate.push(summary(await load(estate.url + route)));
-    runs.bare.push(summary(await load(bare.url + route)));
+const hasWrk = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    return err.code !== 'ENOENT'; // wrk --version exits 1 after printing its version
   }
-  const avg = (rs) => ({ rps: mean(rs.map((r) => r.rps)), p50: mean(rs.map((r) => r.p50)), p99: Math.max(...rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) });
-  return { estate: avg(runs.estate), bare: avg(runs.bare) };
+})();
+const tool = process.env.BENCH_TOOL ?? (hasWrk ? 'wrk' : 'autocannon');
+
+/** `2.5ms`, `830.00us`, `1.2s` → milliseconds. */
+function wrkMs(text) {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text ?? '');
+  if (!m) return NaN;
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2]];
+}
+
+/** One run of the load generator: requests per second, p50 and p99 latency (ms), errors (non-2xx/3xx and socket errors). */
+async function load(url) {
+  if (tool === 'wrk') {
+    const out = await new Promise((resolve, reject) => {
+      const child = spawn('wrk', ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency', '-H', `X-API-Key: ${KEY}`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (c) => (text += c));
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`))));
+    });
+    const num = (re) => Number(re.exec(out)?.[1] ?? 0);
+    const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    return {
+      rps: num(/Requests\/sec:\s+([\d.]+)/),
+      p50: wrkMs(/\s50%\s+(\S+)/.exec(out)?.[1]),
+      p99: wrkMs(/\s99%\s+(\S+)/.exec(out)?.[1]),
+      errors: num(/Non-2xx or 3xx responses: (\d+)/) + (socket ? socket.slice(1).reduce((a, n) => a + Number(n), 0) : 0),
+    };
+  }
+  const r = await autocannon({ url, connections, duration: seconds, headers: { 'X-API-Key': KEY } });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+
+/** The servers of the reads part, in the order they take turns. */
+function readServers(dir) {
+  const list = [
+    { name: 'estate', args: [bin, 'serve', '--data-dir', dir, '--port', '0', '--config', path.join(root, 'bench', 'estate-bench.config.json')] },
+    { name: 'bare', args: [path.join(root, 'bench', 'peers', 'bare-production.mjs'), '--data', dir, '--key', KEY] },
+    { name: 'fastify', args: [path.join(root, 'bench', 'peers', 'fastify-peer.mjs'), '--data', dir, '--key', KEY] },
+  ];
+  if (process.env.BENCH_MINIMAL === '1') list.push({ name: 'minimal', args: [path.join(root, 'bench', 'peers', 'bare-production.mjs'), '--data', dir, '--key', KEY, '--minimal'] });
+  return list;
 }
 
 const readRows = [];
+const roundRows = [];
 const rss = [];
-for (const size of sizes) {
-  log(`preparing the ${size} trends log…`);
-  const dir = await trendsDir(size);
-  const estate = await startServer([bin, 'serve', '--data-dir', dir, '--port', '0'], env);
-  const bare = await startServer([path.join(root, 'bench', 'bare-server.mjs'), dir], env);
-  for (const route of ['/healthz', '/trends?limit=100']) {
-    log(`  ${size} ${route}`);
-    const { estate: e, bare: b } = await compare(estate, bare, route);
-    readRows.push([size, route, fmt(e.rps), fmt(b.rps), fmt(e.rps / b.rps, 2), fmt(e.p50, 1), fmt(b.p50, 1), fmt(e.p99, 1), fmt(b.p99, 1), e.errors]);
+let names = [];
+if (parts.has('reads')) {
+  for (const size of sizes) {
+    log(`preparing the ${size} trends log…`);
+    const dir = await trendsDir(size);
+    const servers = [];
+    for (const s of readServers(dir)) servers.push({ ...s, ...(await startServer(s.args, env)) });
+    names = servers.map((s) => s.name);
+    for (const route of ['/healthz', '/trends?limit=100']) {
+      // The same work: every server must answer the same bytes.
+      const bodies = await Promise.all(servers.map(async (s) => (await fetch(s.url + route, { headers: { 'X-API-Key': KEY } })).text()));
+      for (const [i, s] of servers.entries()) if (bodies[i] !== bodies[0]) log(`  WARNING: ${s.name} answers ${route} with other bytes than estate`);
+      // A short warm-up of each (JIT, file cache), not counted.
+      for (const s of servers) await autocannon({ url: s.url + route, connections: 10, duration: 1, headers: { 'X-API-Key': KEY } });
+      const runs = Object.fromEntries(servers.map((s) => [s.name, []]));
+      for (let round = 1; round <= rounds; round++) {
+        for (const s of servers) {
+          const r = await load(s.url + route);
+          runs[s.name].push(r);
+          log(`  ${size} ${route} round ${round} ${s.name}: ${fmt(r.rps)} req/s`);
+        }
+        roundRows.push([size, route, round, ...servers.map((s) => fmt(runs[s.name][round - 1].rps)), fmt(runs.estate[round - 1].rps / runs.bare[round - 1].rps, 2), fmt(runs.estate[round - 1].rps / runs.fastify[round - 1].rps, 2)]);
+      }
+      const med = Object.fromEntries(servers.map((s) => [s.name, { rps: median(runs[s.name].map((r) => r.rps)), p50: median(runs[s.name].map((r) => r.p50)), p99: median(runs[s.name].map((r) => r.p99)), errors: runs[s.name].reduce((a, r) => a + r.errors, 0) }]));
+      readRows.push([
+        size,
+        route,
+        ...servers.map((s) => fmt(med[s.name].rps)),
+        fmt(med.estate.rps / med.bare.rps, 2),
+        fmt(med.estate.rps / med.fastify.rps, 2),
+        ...servers.map((s) => `${fmt(med[s.name].p50, 2)} / ${fmt(med[s.name].p99, 2)}`),
+        servers.map((s) => med[s.name].errors).join(' / '),
+      ]);
+    }
+    for (const s of servers) rss.push([`${s.name}, ${size} trends log`, memoryMb(s.child.pid).VmHWM]);
+    for (const s of servers) await stopServer(s);
   }
-  rss.push([`serve, ${size} trends log`, memoryMb(estate.child.pid).VmHWM]);
-  await stopServer(estate);
-  await stopServer(bare);
 }
 
-log(`preparing a ${completions}-record completions log…`);
-const feedDir = await completionsDir(completions);
-const feedCopy = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-'));
-await cp(feedDir, feedCopy, { recursive: true });
-const feedServer = await startServer([bin, 'serve', '--data-dir', feedCopy, '--port', '0'], env);
-// The first filtered read waits for the index of the whole log: pay that before measuring.
-const warm = performance.now();
-await fetch(`${feedServer.url}/work/feed?board=${BOARDS[0]}&limit=1`, { headers: { 'X-API-Key': KEY }, signal: AbortSignal.timeout(120_000) });
-const indexSeconds = (performance.now() - warm) / 1000;
+let indexSeconds = NaN;
 const feedRows = [];
-for (const route of [`/work/feed?board=${BOARDS[7]}&limit=20`, '/work/feed?limit=20', `/publishing/by-site/garden`]) {
-  log(`  ${route}`);
-  const r = summary(await load(feedServer.url + route));
-  feedRows.push([route, fmt(r.rps), fmt(r.p50, 1), fmt(r.p99, 1), r.errors]);
+if (parts.has('feeds')) {
+  log(`preparing a ${completions}-record completions log…`);
+  const feedDir = await completionsDir(completions);
+  const feedCopy = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-'));
+  await cp(feedDir, feedCopy, { recursive: true });
+  const feedServer = await startServer([bin, 'serve', '--data-dir', feedCopy, '--port', '0'], env);
+  // The first filtered read after start: how long it waits for the index.
+  const warm = performance.now();
+  await fetch(`${feedServer.url}/work/feed?board=${BOARDS[0]}&limit=1`, { headers: { 'X-API-Key': KEY }, signal: AbortSignal.timeout(120_000) });
+  indexSeconds = (performance.now() - warm) / 1000;
+  for (const route of [`/work/feed?board=${BOARDS[7]}&limit=20`, '/work/feed?limit=20', `/publishing/by-site/garden`]) {
+    log(`  ${route}`);
+    const r = await load(feedServer.url + route);
+    feedRows.push([route, fmt(r.rps), fmt(r.p50, 1), fmt(r.p99, 1), r.errors]);
+  }
+  rss.push([`serve, ${completions} completions, filtered feeds`, memoryMb(feedServer.child.pid).VmHWM]);
+  await stopServer(feedServer);
+  await rm(feedCopy, { recursive: true, force: true });
 }
 
-rss.push([`serve, ${completions} completions, filtered feeds`, memoryMb(feedServer.child.pid).VmHWM]);
-await stopServer(feedServer);
-await rm(feedCopy, { recursive: true, force: true });
+let writes;
+if (parts.has('writes')) {
+  log('  POST /work/complete (bench/writes.mjs)');
+  writes = spawnSync(process.execPath, [path.join(root, 'bench', 'writes.mjs'), '--seconds', String(seconds), '--concurrency', '64'], { env, encoding: 'utf8' });
+}
 
-log('  POST /work/complete (bench/writes.mjs)');
-const writes = spawnSync(process.execPath, [path.join(root, 'bench', 'writes.mjs'), '--seconds', String(seconds), '--concurrency', '64'], { env, encoding: 'utf8' });
+let cliRows;
+if (parts.has('cold')) {
+  log('CLI cold start…');
+  const cold = (args, runs = 15) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      spawnSync(process.execPath, args, { env, stdio: 'ignore' });
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  };
+  const trendsSmall = await trendsDir(sizes[0]);
+  const base = cold(['-e', '0']);
+  cliRows = [
+    ['node -e 0', fmt(base, 1), '1.00'],
+    ['estate --version', fmt(cold([bin, '--version']), 1)],
+    ['estate trends --limit 10 --json', fmt(cold([bin, 'trends', '--limit', '10', '--json', '--data-dir', trendsSmall]), 1)],
+  ].map(([name, ms, ratio]) => [name, ms, ratio ?? fmt(Number(ms) / base, 2)]);
+}
 
-log('CLI cold start…');
-const cold = (args, runs = 15) => {
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    spawnSync(process.execPath, args, { env, stdio: 'ignore' });
-    times.push(performance.now() - t0);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
-};
-const trendsSmall = await trendsDir(sizes[0]);
-const base = cold(['-e', '0']);
-const cliRows = [
-  ['node -e 0', fmt(base, 1), '1.00'],
-  ['estate --version', fmt(cold([bin, '--version']), 1)],
-  ['estate trends --limit 10 --json', fmt(cold([bin, 'trends', '--limit', '10', '--json', '--data-dir', trendsSmall]), 1)],
-].map(([name, ms, ratio]) => [name, ms, ratio ?? fmt(Number(ms) / base, 2)]);
-
-const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-console.log(`estate benchmark, ${new Date().toISOString()}: Node ${process.version}, ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; autocannon, 10 connections, ${seconds} s per run, A B A B\n`);
-console.log(table(['trends log', 'route', 'estate req/s', 'bare req/s', 'ratio', 'estate p50 ms', 'bare p50 ms', 'estate p99 ms', 'bare p99 ms', 'estate errors'], readRows));
-console.log(`\n${table([`route (${completions} completions)`, 'req/s', 'p50 ms', 'p99 ms', 'errors'], feedRows)}`);
-console.log(`\nFirst filtered read after start (indexes the whole log once): ${indexSeconds.toFixed(1)} s`);
-console.log(`\n\`\`\`\n${writes.stdout.trim() || writes.stderr.trim()}\n\`\`\``);
-console.log(`\n${table(['server', 'peak RSS MB'], rss)}`);
-console.log(`\n${table(['cold start', 'median ms', '× node -e 0'], cliRows)}`);
+const how = tool === 'wrk' ? `wrk, 2 threads, ${connections} connections` : `autocannon, ${connections} connections`;
+console.log(`estate benchmark, ${new Date().toISOString()}: Node ${process.version}, ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os.loadavg()[0].toFixed(2)} at the end; ${how}, ${seconds} s per run`);
+if (readRows.length) {
+  console.log(`\nReads: medians of ${rounds} rounds, interleaved ${names.map((n) => n[0].toUpperCase()).join(' ')} × ${rounds} (${names.join(', ')}); ratios of the medians.\n`);
+  console.log(table(['trends log', 'route', ...names.map((n) => `${n} req/s`), 'estate / bare', 'estate / fastify', ...names.map((n) => `${n} p50 / p99 ms`), 'errors'], readRows));
+  console.log(`\n<details><summary>every round</summary>\n\n${table(['trends log', 'route', 'round', ...names.map((n) => `${n} req/s`), 'estate / bare', 'estate / fastify'], roundRows)}\n\n</details>`);
+}
+if (feedRows.length) {
+  console.log(`\n${table([`route (${completions} completions)`, 'req/s', 'p50 ms', 'p99 ms', 'errors'], feedRows)}`);
+  console.log(`\nFirst filtered read after start: ${indexSeconds.toFixed(1)} s`);
+}
+if (writes) console.log(`\n\`\`\`\n${writes.stdout.trim() || writes.stderr.trim()}\n\`\`\``);
+if (rss.length) console.log(`\n${table(['server', 'peak RSS MB'], rss)}`);
+if (cliRows) console.log(`\n${table(['cold start', 'median ms', '× node -e 0'], cliRows)}`);

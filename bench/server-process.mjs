@@ -7,14 +7,19 @@ export function startServer(args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    const on = (c) => {
+    let found = false;
+    // Keep only the tail of what the server prints (an access log on stdout or stderr can be long).
+    const keep = (c) => (out = (out + c).slice(-2000));
+    child.stdout.on('data', (c) => {
+      if (found) return keep(c);
       out += c;
       const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) resolve({ child, url: m[0] });
-    };
-    child.stdout.on('data', on);
-    // Keep only the tail of stderr (the server's access log can be long).
-    child.stderr.on('data', (c) => (out = (out + c).slice(-2000)));
+      if (!m) return;
+      found = true;
+      out = out.slice(-2000);
+      resolve({ child, url: m[0] });
+    });
+    child.stderr.on('data', keep);
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-300)}`)));
   });
 }
