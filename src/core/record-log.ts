@@ -2,8 +2,9 @@ import type { FileHandle } from 'node:fs/promises';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
-import { IndexedFile, type FacetFilter } from './jsonl/indexed-file.ts';
-import type { IndexTally, LogIndexOptions } from './jsonl/log-index.ts';
+import { endsLineAt, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter } from './jsonl/indexed-file.ts';
+import { linesBackward } from './jsonl/lines-backward.ts';
+import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { readLinesBackward } from './jsonl/read-lines-backward.ts';
 import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
@@ -56,6 +57,8 @@ interface Pending {
 
 /** Appends waiting at once are written in batches of at most this many records. */
 const MAX_BATCH = 512;
+/** How many times a read opens the log again when the file was replaced under it. */
+const MAX_REOPEN = 3;
 
 /**
  * An append-only JSONL log with an in-memory index, safe for many writers in
@@ -71,9 +74,16 @@ const MAX_BATCH = 512;
  *   index stopped is read again from the start.
  * - Lines that are not records (corrupt, torn by a crash) are skipped and
  *   counted; a partial last line is left until it ends.
- * - Every read catches up first, so it sees every append acknowledged before it began.
+ * - Every read sees every append acknowledged before it began. Reads run
+ *   at once, neither behind each other nor behind appends: each opens the
+ *   file and uses the index as far as it describes that file. `newest` never
+ *   waits for the index: it reads the lines the index does not know yet (all
+ *   of them while it is first built) backwards from the end, until it has
+ *   the page or meets the index. Other reads wait only when the file holds
+ *   lines the index has not read, for one catch-up shared by all of them.
  * - Subscribers get the records that appear, by any writer, in file order,
- *   when the index catches up (after an append, or on `refresh()`).
+ *   when the index catches up (after an append, on `refresh()`, or after a
+ *   read found lines it did not know).
  */
 export class RecordLog {
   readonly file: string;
@@ -106,29 +116,22 @@ export class RecordLog {
    * The newest `limit` records (of one facet value, with `where`), newest
    * first. Without `where` the file is read backwards from its end, O(limit)
    * whatever its size and without waiting for writes or for the index to load;
-   * with `where` the index answers. `skipped` counts the lines passed over,
-   * a torn last line included.
+   * with `where` the index answers, and the lines it does not know yet are
+   * read backwards (see #newestOf): it never waits for the index either.
+   * `skipped` counts the lines passed over, a torn last line included.
    */
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
     if (!where) return this.#tail(limit);
-    return this.#read(async (handle) => {
-      const picked = (await this.#lastPositions(handle, where, limit)).reverse();
-      const records = await this.#indexed.load(handle, picked);
-      const full = picked.length >= limit && picked.length > 0;
-      const from = full ? this.#indexed.index.span(picked.at(-1) as number).offset : 0;
-      const lost = picked.length - records.length;
-      const torn = this.#indexed.hasPartialTail ? 1 : 0;
-      return { records, skipped: this.#indexed.index.skippedFrom(from) + lost + torn };
-    });
+    return this.#withHandle((handle) => this.#newestOf(handle, limit, where));
   }
 
   /** The first record whose facet `facet` is `value`. */
   find(facet: string, value: string): Promise<JsonRecord | undefined> {
-    return this.#read(async (handle) => {
-      if (this.#indexed.index.isHashed(facet)) return (await this.#indexed.matching(handle, { facet, value }))[0]?.record;
-      const position = this.#indexed.index.positions(facet, value).at(0);
+    return this.#settled(async (handle, index) => {
+      if (index.isHashed(facet)) return (await matching(handle, index, { facet, value }))[0]?.record;
+      const position = index.positions(facet, value).at(0);
       if (position === undefined) return undefined;
-      const [record] = await this.#indexed.load(handle, [position]);
+      const [record] = await loadRecords(handle, index, [position]);
       return record;
     });
   }
@@ -140,25 +143,25 @@ export class RecordLog {
    * cursor names no record.
    */
   since(cursor: FacetFilter | 'start', limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
-    return this.#read(async (handle) => {
+    return this.#settled(async (handle, index) => {
       let after = -1;
       if (cursor !== 'start') {
-        const position = this.#indexed.index.isHashed(cursor.facet)
-          ? (await this.#indexed.matching(handle, cursor))[0]?.position
-          : this.#indexed.index.positions(cursor.facet, cursor.value).at(0);
+        const position = index.isHashed(cursor.facet)
+          ? (await matching(handle, index, cursor))[0]?.position
+          : index.positions(cursor.facet, cursor.value).at(0);
         if (position === undefined) return undefined;
         after = position;
       }
-      return this.#indexed.load(handle, await this.#lastPositions(handle, where, limit, after));
+      return loadRecords(handle, index, await this.#lastPositions(handle, index, where, limit, after));
     });
   }
 
   /** Exact counts over every record (LogIndex.tally), with the newest record of each group read back. */
   tally(cutoffs: readonly number[]): Promise<IndexTally & { newest: Map<number, JsonRecord> }> {
-    return this.#read(async (handle) => {
-      const counts = this.#indexed.index.tally(cutoffs);
+    return this.#settled(async (handle, index) => {
+      const counts = index.tally(cutoffs);
       const newest = new Map<number, JsonRecord>();
-      await this.#indexed.load(handle, counts.groups.map((g) => g.newest), newest);
+      await loadRecords(handle, index, counts.groups.map((g) => g.newest), newest);
       return { ...counts, newest };
     });
   }
@@ -243,7 +246,7 @@ export class RecordLog {
     const candidates = batch.map((p) => index.keyCandidates(p.request.key));
     const known = [...new Set(candidates.flat())];
     const stored = new Map<number, JsonRecord>();
-    const loaded = await this.#indexed.load(handle, known, stored);
+    const loaded = await loadRecords(handle, index, known, stored);
     if (loaded.length !== known.length) throw new Error(`${this.file}: an indexed record can no longer be read`);
     const fresh = new Map<string, JsonRecord>();
     // Unique facet values the batch's new records hold (see AppendRequest.unique).
@@ -258,7 +261,7 @@ export class RecordLog {
           continue;
         }
         if (request.unique) {
-          const holder = freshUnique.get(uniqueKey(request.unique)) ?? (await this.#indexed.matching(handle, request.unique))[0]?.record;
+          const holder = freshUnique.get(uniqueKey(request.unique)) ?? (await matching(handle, index, request.unique))[0]?.record;
           if (holder) {
             results.push({ outcome: 'conflict', record: holder });
             continue;
@@ -280,11 +283,82 @@ export class RecordLog {
 
   // ------------------------------------------------------------ reading
 
-  /** `IndexedFile.lastPositions`, with the candidates of a hashed facet checked against their records. */
-  async #lastPositions(handle: FileHandle | undefined, where: FacetFilter | undefined, count: number, after = -1): Promise<number[]> {
-    if (!where || !this.#indexed.index.isHashed(where.facet)) return this.#indexed.lastPositions(where, count, after);
-    const positions = (await this.#indexed.matching(handle, where)).map((m) => m.position).filter((p) => p > after);
+  /** `lastPositions`, with the candidates of a hashed facet checked against their records. */
+  async #lastPositions(handle: FileHandle | undefined, index: LogIndex, where: FacetFilter | undefined, count: number, after = -1, before = index.size): Promise<number[]> {
+    if (!where || !index.isHashed(where.facet)) return lastPositions(index, where, count, after, before);
+    const positions = (await matching(handle, index, where)).map((m) => m.position).filter((p) => p > after && p < before);
     return positions.slice(Math.max(0, positions.length - count));
+  }
+
+  /**
+   * `newest` of one facet value. The lines the index does not know (appended
+   * since it last read, or all of them while it is first built) are read
+   * backwards from the end of the file, until the page is full or the index,
+   * growing meanwhile, knows every line before the one reached; the index
+   * answers the rest. A catch-up starts in the background when the file
+   * holds lines the index has not read.
+   */
+  async #newestOf(handle: FileHandle | undefined, limit: number, where: FacetFilter): Promise<LogPage> {
+    if (!handle || limit <= 0) {
+      if (!handle) this.#catchUpSoon();
+      return { records: [], skipped: 0 };
+    }
+    const info = await handle.stat();
+    let cover = this.#indexed.cover(info);
+    // An index of this file that no longer ends a line where it stopped is of other bytes: wait for the next one.
+    let stale: LogIndex | undefined;
+    if (cover && !cover.unchanged && !(await endsLineAt(handle, cover.end))) {
+      stale = cover.index;
+      cover = undefined;
+    }
+    if (!cover?.unchanged) this.#catchUpSoon();
+    const valueOf = (record: JsonRecord) => this.#indexed.index.facetValue(where.facet, record);
+    const records: JsonRecord[] = [];
+    let skipped = 0;
+    // Every line that starts at or after `bound` has been read here; the index `met` knows every record before it.
+    let bound = info.size;
+    let met: Cover | undefined = cover;
+    const from = cover?.end ?? 0;
+    if (from < info.size) {
+      met = undefined;
+      let reachedFrom = true;
+      for await (const line of linesBackward(handle, from, info.size)) {
+        if (line.text !== null && !line.text.trim()) continue;
+        const record = line.text === null || !line.ended ? undefined : parseRecord(line.text);
+        if (!record || !this.#options.accept(record)) skipped++;
+        else if (valueOf(record) === where.value) records.push(record);
+        bound = line.start;
+        if (records.length >= limit) {
+          reachedFrom = false;
+          break;
+        }
+        const now = this.#indexed.cover(info);
+        if (now && now.index !== stale && now.end >= bound) {
+          met = now;
+          reachedFrom = false;
+          break;
+        }
+      }
+      if (reachedFrom) {
+        bound = from;
+        met = cover;
+      }
+    }
+    if (records.length < limit && met) {
+      const index = met.index;
+      const need = limit - records.length;
+      const picked = (await this.#lastPositions(handle, index, where, need, -1, index.countBefore(bound))).reverse();
+      const loaded = await loadRecords(handle, index, picked);
+      const oldest = picked.length >= need ? index.span(picked.at(-1) as number).offset : 0;
+      skipped += index.skippedBetween(oldest, bound) + picked.length - loaded.length;
+      records.push(...loaded);
+    }
+    return { records, skipped };
+  }
+
+  /** Starts a catch-up in the background, unless one is waiting to start. */
+  #catchUpSoon(): void {
+    if (!this.#refreshQueued) this.refresh().catch(() => {});
   }
 
   async #tail(limit: number): Promise<LogPage> {
@@ -300,20 +374,38 @@ export class RecordLog {
     return { records, skipped };
   }
 
-  /** Runs `fn` alone among this log's reads and writes (in this process). */
+  /** Runs `fn` alone among this log's catch-ups and appends (in this process). */
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const result = this.#queue.then(fn);
     this.#queue = result.catch(() => {});
     return result;
   }
 
-  #read<T>(fn: (handle: FileHandle | undefined) => Promise<T>): Promise<T> {
-    return this.#exclusive(() =>
-      this.#withHandle(async (handle) => {
-        await this.#catchUp(handle);
-        return fn(handle);
-      }),
-    );
+  /**
+   * Runs `fn` with the log open and an index that knows every record of the
+   * file as it was when `fn` was called (or later). Waits only when the file
+   * changed since the index last read it, for a catch-up that starts after
+   * this call; other reads run at once, together.
+   */
+  async #settled<T>(fn: (handle: FileHandle | undefined, index: LogIndex) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const answer = await this.#withHandle(async (handle): Promise<{ value: T } | undefined> => {
+        if (!handle) {
+          await this.refresh();
+          return { value: await fn(undefined, this.#indexed.index) };
+        }
+        const info = await handle.stat();
+        let index = this.#indexed.settled(info, false);
+        if (!index) {
+          await this.refresh();
+          index = this.#indexed.settled(info, true);
+        }
+        return index ? { value: await fn(handle, index) } : undefined;
+      });
+      if (answer) return answer.value;
+      // The file this read opened was replaced meanwhile: read the one there now.
+      if (attempt >= MAX_REOPEN) throw new Error(`${this.file}: the log was replaced ${MAX_REOPEN} times while being read`);
+    }
   }
 
   /** Runs `fn` with the log open for reading (undefined when there is no file yet). */

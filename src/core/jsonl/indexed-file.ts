@@ -1,10 +1,12 @@
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { LogIndex, type LogIndexOptions } from './log-index.ts';
+import { LogIndex, type LogIndexOptions, type Positions } from './log-index.ts';
 import { parseRecord, type JsonRecord } from './parse-record.ts';
 import { MAX_LINE_BYTES } from './read-lines-backward.ts';
 import { readSpans } from './read-spans.ts';
 
-const READ_CHUNK = 1024 * 1024;
+/** Bytes read (and indexed without a pause for other work) at once: about 1,000 records. */
+const READ_CHUNK = 256 * 1024;
 const NEWLINE = 0x0a;
 
 /** A facet value to filter on: `{ facet: 'board', value: 'ops' }`. */
@@ -14,12 +16,29 @@ export interface FacetFilter {
 }
 
 /**
+ * How far an index describes a file a reader holds open (`IndexedFile.cover`):
+ * `index` knows every record that starts before byte `end` (the end of a
+ * line), and only those. The index object only grows after this (a rebuild
+ * makes another one), so a reader may keep using it while it reads.
+ */
+export interface Cover {
+  index: LogIndex;
+  end: number;
+  /**
+   * The file is as the last complete catch-up left it (same size and time of
+   * change): `end` needs no check, and what follows it is a partial line.
+   */
+  unchanged: boolean;
+}
+
+/**
  * A JSONL file's index and how far it has been read. `catchUp` reads only
  * the bytes appended since the last call; a file that shrank, was replaced
  * (another inode) or no longer ends a line where reading stopped is read
  * again from the start. A partial last line is left until it ends; lines
  * that are not records are counted as skipped. Calls must not overlap: the
- * owner serialises them.
+ * owner serialises them. Readers need not wait for them: `cover` says what
+ * the index knows of the file they hold open, as it is built.
  */
 export class IndexedFile {
   readonly #options: LogIndexOptions;
@@ -30,6 +49,8 @@ export class IndexedFile {
   #loaded = false;
   /** The file's size when last read. */
   #size = 0;
+  /** The file's time of last change when last read. */
+  #mtimeMs = 0;
   /** When the partial last line is longer than MAX_LINE_BYTES: how far it has been scanned (no newline before). */
   #longTailEnd = 0;
 
@@ -42,14 +63,34 @@ export class IndexedFile {
     return this.#index;
   }
 
-  /** Whether the file ended, when last read, with a line not yet complete (a torn line, or one being written). */
-  get hasPartialTail(): boolean {
-    return this.#size > this.#offset;
-  }
-
   /** Whether the file has been read once. */
   get loaded(): boolean {
     return this.#loaded;
+  }
+
+  /**
+   * What the index knows, now, of the file `info` describes (stat of a
+   * handle a reader holds): undefined when the index is of another file
+   * (replaced, not yet read) or the file is shorter than what was indexed.
+   * Unless `unchanged`, the caller checks that `end` still ends a line. While
+   * a catch-up runs, `end` moves forward as it reads.
+   */
+  cover(info: Stats): Cover | undefined {
+    if (this.#identity !== identityOf(info) || info.size < this.#offset) return undefined;
+    return { index: this.#index, end: this.#offset, unchanged: this.#loaded && info.size === this.#size && info.mtimeMs === this.#mtimeMs };
+  }
+
+  /**
+   * The index, when it knows every complete line of the file `info`
+   * describes: the same file, as the last catch-up left it (same size and
+   * time of change). With `caughtUpSince` (a catch-up started after `info`
+   * was taken, so it checked the file and read it to at least that size):
+   * the same file, read at least that far.
+   */
+  settled(info: Stats, caughtUpSince: boolean): LogIndex | undefined {
+    if (!this.#loaded || this.#identity !== identityOf(info)) return undefined;
+    const known = caughtUpSince ? info.size <= this.#size : info.size === this.#size && info.mtimeMs === this.#mtimeMs;
+    return known ? this.#index : undefined;
   }
 
   /**
@@ -67,7 +108,7 @@ export class IndexedFile {
       return appeared;
     }
     const info = await handle.stat();
-    const identity = `${info.dev}:${info.ino}`;
+    const identity = identityOf(info);
     let previous: LogIndex | undefined;
     if (identity !== this.#identity || info.size < this.#offset || !(await endsLineAt(handle, this.#offset))) {
       previous = this.#offset > 0 || this.#index.size ? this.#index : undefined;
@@ -116,74 +157,23 @@ export class IndexedFile {
       }
       skipping ||= data.length - start > MAX_LINE_BYTES;
       carried = skipping ? 0 : data.copy(buf, 0, start);
+      // Readers see the index grow (`cover`): it knows every record before here.
+      this.#offset = lineStart;
     }
     this.#offset = lineStart;
     this.#longTailEnd = skipping ? position : 0;
     this.#size = position;
+    this.#mtimeMs = info.mtimeMs;
     this.#loaded = true;
     return appeared;
-  }
-
-  /**
-   * The last `count` positions after position `after` (of one facet value, with `where`), in file order;
-   * for a hashed facet (`LogIndex.isHashed`), of its candidates: see `matching`.
-   */
-  lastPositions(where: FacetFilter | undefined, count: number, after = -1): number[] {
-    if (!where) {
-      const size = this.#index.size;
-      const from = Math.max(after + 1, size - count, 0);
-      return Array.from({ length: Math.max(0, size - from) }, (_, i) => from + i);
-    }
-    const list = this.#index.positions(where.facet, where.value);
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list.at(mid) as number) <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    const picked: number[] = [];
-    for (let i = Math.max(lo, list.length - count); i < list.length; i++) picked.push(list.at(i) as number);
-    return picked;
-  }
-
-  /**
-   * The positions of the records whose facet `where.facet` is `where.value`,
-   * ascending, each with its record read from `handle`. For a hashed facet
-   * (`LogIndex.isHashed`) the index's candidates are checked against their
-   * records; for an exact one, the records of every position are read.
-   */
-  async matching(handle: FileHandle | undefined, where: FacetFilter): Promise<{ position: number; record: JsonRecord }[]> {
-    const list = this.#index.positions(where.facet, where.value);
-    const positions = Array.from({ length: list.length }, (_, i) => list.at(i) as number);
-    const records = new Map<number, JsonRecord>();
-    await this.load(handle, positions, records);
-    const found: { position: number; record: JsonRecord }[] = [];
-    for (const position of positions) {
-      const record = records.get(position);
-      if (record && this.#index.facetValue(where.facet, record) === where.value) found.push({ position, record });
-    }
-    return found;
-  }
-
-  /** The records at `positions`, in that order, read from `handle`; those that no longer parse are left out. */
-  async load(handle: FileHandle | undefined, positions: readonly number[], into?: Map<number, JsonRecord>): Promise<JsonRecord[]> {
-    if (!handle || !positions.length) return [];
-    const texts = await readSpans(handle, positions.map((p) => this.#index.span(p)));
-    const records: JsonRecord[] = [];
-    texts.forEach((text, i) => {
-      const record = parseRecord(text);
-      if (!record) return;
-      records.push(record);
-      into?.set(positions[i] as number, record);
-    });
-    return records;
   }
 
   #reset(): void {
     this.#index = new LogIndex(this.#options);
     this.#offset = 0;
     this.#longTailEnd = 0;
+    this.#size = 0;
+    this.#mtimeMs = Number.NaN;
     this.#identity = undefined;
   }
 }
@@ -200,7 +190,76 @@ function isKnown(previous: LogIndex, record: JsonRecord): boolean {
   return key !== undefined && previous.mayHaveKey(key);
 }
 
-async function endsLineAt(handle: FileHandle, offset: number): Promise<boolean> {
+function identityOf(info: Stats): string {
+  return `${info.dev}:${info.ino}`;
+}
+
+/**
+ * The positions of `index`'s last `count` records after position `after` and
+ * before position `before` (of one facet value, with `where`), in file order;
+ * for a hashed facet (`LogIndex.isHashed`), of its candidates: see `matching`.
+ */
+export function lastPositions(index: LogIndex, where: FacetFilter | undefined, count: number, after = -1, before = index.size): number[] {
+  if (!where) {
+    const from = Math.max(after + 1, before - count, 0);
+    return Array.from({ length: Math.max(0, before - from) }, (_, i) => from + i);
+  }
+  const list = index.positions(where.facet, where.value);
+  const lo = firstAbove(list, after);
+  const hi = firstAbove(list, before - 1);
+  const picked: number[] = [];
+  for (let i = Math.max(lo, hi - count); i < hi; i++) picked.push(list.at(i) as number);
+  return picked;
+}
+
+/** The first index of ascending `list` whose value is above `value`. */
+function firstAbove(list: Positions, value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list.at(mid) as number) <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The positions of `index`'s records whose facet `where.facet` is
+ * `where.value`, ascending, each with its record read from `handle`. For a
+ * hashed facet (`LogIndex.isHashed`) the index's candidates are checked
+ * against their records; for an exact one, the records of every position are read.
+ */
+export async function matching(handle: FileHandle | undefined, index: LogIndex, where: FacetFilter): Promise<{ position: number; record: JsonRecord }[]> {
+  const list = index.positions(where.facet, where.value);
+  const positions = Array.from({ length: list.length }, (_, i) => list.at(i) as number);
+  const records = new Map<number, JsonRecord>();
+  await loadRecords(handle, index, positions, records);
+  const found: { position: number; record: JsonRecord }[] = [];
+  for (const position of positions) {
+    const record = records.get(position);
+    if (record && index.facetValue(where.facet, record) === where.value) found.push({ position, record });
+  }
+  return found;
+}
+
+/** The records of `index` at `positions`, in that order, read from `handle`; those that no longer parse are left out. */
+export async function loadRecords(handle: FileHandle | undefined, index: LogIndex, positions: readonly number[], into?: Map<number, JsonRecord>): Promise<JsonRecord[]> {
+  if (!handle || !positions.length) return [];
+  // The spans are taken before the first await: the caller's index, whatever happens meanwhile.
+  const texts = await readSpans(handle, positions.map((p) => index.span(p)));
+  const records: JsonRecord[] = [];
+  texts.forEach((text, i) => {
+    const record = parseRecord(text);
+    if (!record) return;
+    records.push(record);
+    into?.set(positions[i] as number, record);
+  });
+  return records;
+}
+
+/** Whether the byte before `offset` is a '\n' (or `offset` is 0): a line starts there. */
+export async function endsLineAt(handle: FileHandle, offset: number): Promise<boolean> {
   if (offset === 0) return true;
   const buf = Buffer.alloc(1);
   const { bytesRead } = await handle.read(buf, 0, 1, offset - 1);

@@ -216,19 +216,33 @@ export class LogIndex {
 
   /** How many skipped lines start at or after `offset` (all of them for offset 0). */
   skippedFrom(offset: number): number {
-    const skipped = this.#skipped;
-    let lo = 0;
-    let hi = skipped.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (skipped.at(mid) < offset) lo = mid + 1;
-      else hi = mid;
-    }
-    return skipped.length - lo;
+    return this.#skipped.length - countBelow(this.#skipped, offset);
+  }
+
+  /** How many skipped lines start at or after `from` and before `to`. */
+  skippedBetween(from: number, to: number): number {
+    return Math.max(0, countBelow(this.#skipped, to) - countBelow(this.#skipped, from));
+  }
+
+  /** How many records start before byte `offset`: the position of the first one at or after it. */
+  countBefore(offset: number): number {
+    return countBelow(this.#offsets, offset);
   }
 }
 
 const NONE: Positions = [];
+
+/** How many numbers of ascending `list` are below `value`. */
+function countBelow(list: { readonly length: number; at(index: number): number }, value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list.at(mid) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /** How far an insert moves numbers to keep order; a time further out of order is appended and the list sorted when next read. */
 const MAX_SHIFT = 32;
