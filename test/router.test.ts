@@ -26,6 +26,16 @@ test('Router matches, reports allowed methods, and decodes params', () => {
   for (const [method, path, expected] of cases) assert.deepEqual(r.match(method, path), expected, `${method} ${path}`);
 });
 
+test('Router: a route added earlier wins, also over a path without parameters', () => {
+  const paramFirst = new Router<string>().add('GET', '/s/{id}', 'param').add('GET', '/s/list', 'static').add('POST', '/s/list', 'post');
+  assert.deepEqual(paramFirst.match('GET', '/s/list'), { kind: 'found', value: 'param', params: { id: 'list' } });
+  assert.deepEqual(paramFirst.match('POST', '/s/list'), { kind: 'found', value: 'post', params: {} });
+  const staticFirst = new Router<string>().add('GET', '/s/list', 'static').add('GET', '/s/{id}', 'param').add('GET', '/s/list', 'again');
+  assert.deepEqual(staticFirst.match('GET', '/s/list'), { kind: 'found', value: 'static', params: {} });
+  assert.deepEqual(staticFirst.match('HEAD', '/s/list'), { kind: 'found', value: 'static', params: {} });
+  assert.deepEqual(staticFirst.match('DELETE', '/s/list'), { kind: 'wrong_method', allowed: ['GET', 'HEAD'] });
+});
+
 function op(over: Partial<Parameters<typeof defineOperation>[0]> = {}): Operation {
   return defineOperation({
     id: 'x',

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { redactCredentialShapes } from './credential-shapes.ts';
 
 /** One line of the access log. */
-export interface AccessLine {
+export type AccessLine = {
   /** When the request arrived, ISO 8601 UTC. */
   time: string;
   level: 'info';
@@ -21,43 +21,66 @@ export interface AccessLine {
   client: string | null;
   /** Present (true) when the connection closed before the response was complete. */
   aborted?: true;
+};
+
+/** What the request pipeline learns along the way (the user) and the access log reports. */
+export class AccessNote {
+  user: string | null = null;
+  /** When the request arrived, ISO 8601 UTC. */
+  readonly time = new Date().toISOString();
+  readonly started = performance.now();
+  readonly req: IncomingMessage;
+  readonly id: string;
+  readonly log: (line: AccessLine) => void;
+  /** Read now: by the time the response closes, the socket may be detached from the request. */
+  readonly client: string | null;
+
+  constructor(req: IncomingMessage, id: string, log: (line: AccessLine) => void) {
+    this.req = req;
+    this.id = id;
+    this.log = log;
+    this.client = req.socket?.remoteAddress ?? null;
+  }
 }
 
-/** What the request pipeline learns along the way and the access log reports. */
-export interface AccessNote {
-  user: string | null;
-}
+const NOTE = Symbol('estate.accessNote');
+type Noted = ServerResponse & { [NOTE]?: AccessNote };
 
 const MAX_PATH = 2048;
 
 /**
  * Writes one access line for `req` to `log` when its response is done or
  * its connection closes, whichever comes first; returns the note the pipeline
- * fills in (the user). Never logs a header, a body or a credential.
+ * fills in (the user). Never logs a header, a body or a credential. The
+ * response's one `close` listener is a function shared by all responses
+ * (the note rides on the response), so a request costs no closure.
  */
 export function logAccess(req: IncomingMessage, res: ServerResponse, id: string, log: (line: AccessLine) => void): AccessNote {
-  const time = new Date().toISOString();
-  const started = performance.now();
-  const note: AccessNote = { user: null };
-  // Read now: by the time the response closes, the socket may be detached from the request.
-  const client = req.socket?.remoteAddress ?? null;
-  res.once('close', () => {
-    const line: AccessLine = {
-      time,
-      level: 'info',
-      event: 'request',
-      id,
-      method: req.method ?? '',
-      path: loggedPath(req.url ?? ''),
-      status: res.headersSent ? res.statusCode : null,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      user: note.user,
-      client,
-    };
-    if (!res.writableFinished) line.aborted = true;
-    log(line);
-  });
+  const note = new AccessNote(req, id, log);
+  (res as Noted)[NOTE] = note;
+  res.on('close', onClose);
   return note;
+}
+
+function onClose(this: ServerResponse): void {
+  const note = (this as Noted)[NOTE];
+  if (note === undefined) return;
+  (this as Noted)[NOTE] = undefined;
+  const { req } = note;
+  const line: AccessLine = {
+    time: note.time,
+    level: 'info',
+    event: 'request',
+    id: note.id,
+    method: req.method ?? '',
+    path: loggedPath(req.url ?? ''),
+    status: this.headersSent ? this.statusCode : null,
+    duration_ms: Math.round((performance.now() - note.started) * 10) / 10,
+    user: note.user,
+    client: note.client,
+  };
+  if (!this.writableFinished) line.aborted = true;
+  note.log(line);
 }
 
 /**
@@ -73,6 +96,8 @@ export function loggedPath(url: string): string {
 }
 
 function redactQuery(query: string): string {
+  // Only a pair holding `api_key` in clear or percent-encoded can decode to it.
+  if (!query.includes('api_key') && !query.includes('%')) return query;
   return query
     .split('&')
     .map((pair) => {

@@ -52,7 +52,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     authenticate,
     rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), workStream.route],
     onAuthFailed: ({ carrier, keyId, path }) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path }),
-    onAccess: (line) => log({ ...line }),
+    onAccess: log,
     corsOrigins: new Set(serve.cors_origins),
     rateLimit: new RateLimiter(serve.rate_limit),
     expensive: new ConcurrencyLimit({

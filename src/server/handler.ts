@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateContext, Principal } from '../api/context.ts';
 import { needsCredential, type Operation } from '../api/define-operation.ts';
-import { repeatedNames } from '../api/parse-input.ts';
+import { type RawInput, repeatedNames } from '../api/parse-input.ts';
 import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { keyIdOf } from '../core/keys/key-store.ts';
@@ -68,15 +68,19 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = requestId(req);
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    res.setHeader('X-Request-Id', id);
     const note = options.onAccess ? logAccess(req, res, id, options.onAccess) : undefined;
+    // Whether the security headers and the request id are set on `res` already (raw routes, CORS);
+    // else an operation's answer sends them with the rest of its headers, in one writeHead.
+    let preset = false;
     try {
-      if (options.corsOrigins && applyCors(req, res, options.corsOrigins)) return;
+      if (options.corsOrigins !== undefined && options.corsOrigins.size > 0) {
+        presetHeaders(res, id);
+        preset = true;
+        if (applyCors(req, res, options.corsOrigins)) return;
+      }
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const pathname = q === -1 ? url : url.slice(0, q);
-      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
       const match = router.match(req.method ?? 'GET', pathname);
       if (match.kind === 'not_found') {
         charge(req, undefined);
@@ -88,32 +92,54 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       }
       const entry = match.value;
       if (entry.kind === 'raw') {
+        if (!preset) presetHeaders(res, id);
+        preset = true;
         charge(req, undefined);
         return await entry.route.handle(req, res, match.params);
       }
 
       const { op } = entry;
+      const query = q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1));
       let principal: Principal | undefined;
-      try {
-        principal = await authorize(op, options, presentedCredential(req, query), pathname);
-      } finally {
-        // A refused credential costs its client's address: guessing keys is rate-limited too.
-        if (op.rateLimited) charge(req, principal);
+      if (op.access === 'public') {
+        if (op.rateLimited) charge(req, undefined);
+      } else {
+        try {
+          principal = await authorize(op, options, presentedCredential(req, query), pathname);
+        } finally {
+          // A refused credential costs its client's address: guessing keys is rate-limited too.
+          if (op.rateLimited) charge(req, principal);
+        }
       }
       if (note && principal) note.user = principal.userId;
-      const body = op.input.body ? await readJsonBody(req) : undefined;
-      const run = () => runOperation(op, ctx, { path: match.params, query: Object.fromEntries(query), repeated: repeatedNames(query), body }, principal);
-      const result = op.expensive && options.expensive ? await options.expensive.run(run) : await run();
-      if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body));
-      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : {}, options.unsent, op.volatile);
+      const raw: RawInput = {
+        path: match.params,
+        // Only an operation that takes a query reads one.
+        query: op.input.query ? Object.fromEntries(query) : {},
+        repeated: op.input.query ? repeatedNames(query) : [],
+        body: op.input.body ? await readJsonBody(req) : undefined,
+      };
+      const result = op.expensive && options.expensive ? await options.expensive.run(() => runOperation(op, ctx, raw, principal)) : await runOperation(op, ctx, raw, principal);
+      const sendId = preset ? undefined : id;
+      if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body), undefined, sendId);
+      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : undefined, options.unsent, op.volatile, sendId);
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);
       const body = errorBody(error);
       if (typeof body.detail === 'string') body.detail = redactPaths(body.detail, ctx.dataDir);
-      sendError(req, res, error, body);
+      sendError(req, res, error, body, preset ? undefined : id);
     }
   };
+}
+
+/** The query of a request without one; never changed. */
+const NO_QUERY = new URLSearchParams();
+
+/** Sets the security headers and the request id on `res` now, for a raw route (or CORS) that writes its own headers. */
+function presetHeaders(res: ServerResponse, id: string): void {
+  for (const name in SECURITY_HEADERS) res.setHeader(name, SECURITY_HEADERS[name] as string);
+  res.setHeader('X-Request-Id', id);
 }
 
 /**

@@ -43,10 +43,14 @@ export class RateLimiter {
   take(key: string): number | undefined {
     const now = this.#now();
     const kept = this.#buckets.get(key);
-    this.#buckets.delete(key);
     const tokens = kept ? this.#level(kept, now) : this.#config.burst;
     const allowed = tokens >= 1;
-    this.#buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: now });
+    const bucket = kept ?? { tokens, at: now };
+    bucket.tokens = allowed ? tokens - 1 : tokens;
+    bucket.at = now;
+    // Moved to the end: the Map keeps buckets in least-recently-used order.
+    if (kept) this.#buckets.delete(key);
+    this.#buckets.set(key, bucket);
     if (this.#buckets.size > this.#maxBuckets) this.#evict(now);
     return allowed ? undefined : Math.max(1, Math.ceil((1 - tokens) / this.#perMs / 1000));
   }

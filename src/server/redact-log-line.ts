@@ -18,7 +18,17 @@ function redactString(text: string, dataDir: string): string {
 
 function redactValue(value: unknown, dataDir: string): unknown {
   if (typeof value === 'string') return redactString(value, dataDir);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, dataDir));
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [redactString(k, dataDir), redactValue(v, dataDir)]));
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, dataDir));
+  // A loop, not Object.fromEntries(Object.entries(…).map(…)): every request logs a line.
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const name = redactString(key, dataDir);
+    const redacted = redactValue((value as Record<string, unknown>)[key], dataDir);
+    if (name === '__proto__') Object.defineProperty(out, name, { value: redacted, enumerable: true, writable: true, configurable: true });
+    else out[name] = redacted;
+  }
+  return out;
 }

@@ -16,17 +16,23 @@ export class SendWatch {
   readonly #periodMs: number;
   /** Watched responses → when their bytes began to wait (undefined while none wait). */
   readonly #responses = new Map<ServerResponse, number | undefined>();
+  /** One `close` listener shared by every watched response (it is called on the response): no closure per request. */
+  readonly #forget: (this: ServerResponse) => void;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(sendMs: number) {
     this.#sendMs = sendMs;
     this.#periodMs = Math.min(1000, Math.max(25, Math.floor(sendMs / 4)));
+    const responses = this.#responses;
+    this.#forget = function (this: ServerResponse) {
+      responses.delete(this);
+    };
   }
 
   /** Watches `res` until it closes. */
   watch(res: ServerResponse): void {
     this.#responses.set(res, undefined);
-    res.once('close', () => this.#responses.delete(res));
+    res.on('close', this.#forget);
     if (!this.#timer) {
       this.#timer = setInterval(() => this.#check(), this.#periodMs);
       this.#timer.unref();

@@ -1,11 +1,32 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EstateError, errorBody } from '../errors.ts';
 import { sendThenDrain } from './drain-request.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 import type { UnsentBudget } from './unsent-budget.ts';
 
-// The security headers every response carries are set once, by the request
-// pipeline (src/server/handler.ts, SECURITY_HEADERS), before any route runs.
+// Every response carries the security headers and its request id. Raw routes
+// get them from the request pipeline (src/server/handler.ts) with setHeader
+// before they run; an operation's answer gets them here, in the one
+// writeHead that sends its headers, when it is given its request `id`.
+
+const SECURITY_NAMES = Object.keys(SECURITY_HEADERS);
+const SECURITY_VALUES = Object.values(SECURITY_HEADERS);
+
+/** The headers of an answer, in the order they go out: the security headers and the request id first when `id` is given. */
+function answerHeaders(id: string | undefined, contentType: string, length: number, headers: Record<string, string> | undefined): Record<string, string> {
+  // Built by assignment: object spread here cost more than the rest of the request.
+  const all: Record<string, string> = {};
+  if (id !== undefined) {
+    for (let i = 0; i < SECURITY_NAMES.length; i++) all[SECURITY_NAMES[i] as string] = SECURITY_VALUES[i] as string;
+    all['X-Request-Id'] = id;
+  }
+  all['Content-Type'] = contentType;
+  all['Content-Length'] = String(length);
+  all['Cache-Control'] = 'no-store';
+  if (headers !== undefined) for (const name in headers) all[name] = headers[name] as string;
+  return all;
+}
 
 export function sendText(
   req: IncomingMessage,
@@ -13,20 +34,27 @@ export function sendText(
   status: number,
   contentType: string,
   body: string | Buffer,
-  headers: Record<string, string> = {},
+  headers?: Record<string, string>,
+  id?: string,
+): void {
+  writeAnswer(req, res, status, contentType, body, typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length, headers, id);
+}
+
+function writeAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string | Buffer,
+  length: number,
+  headers: Record<string, string> | undefined,
+  id: string | undefined,
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  // Built by assignment: object spread here cost more than the rest of the request.
-  const all: Record<string, string> = {
-    'Content-Type': contentType,
-    'Content-Length': String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length),
-    'Cache-Control': 'no-store',
-  };
-  for (const name in headers) all[name] = headers[name] as string;
-  res.writeHead(status, all);
+  res.writeHead(status, answerHeaders(id, contentType, length, headers));
   // A string body goes out in one write with the headers (a Buffer would take a writev of two).
   res.end(req.method === 'HEAD' || status === 204 || status === 304 ? undefined : body);
 }
@@ -38,32 +66,47 @@ export function sendText(
  * data costs one hash and a few header bytes. The tag leaves out the
  * top-level `volatile` fields (a time of generation, an uptime): then it is
  * weak (`W/"…"`), the same while the data is, though those bytes differ.
+ * With `id`, the answer also carries the security headers and `X-Request-Id`
+ * (an operation's answer; see above).
  */
 export function sendJson(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers?: Record<string, string>,
   budget?: UnsentBudget,
   volatile: readonly string[] = [],
+  id?: string,
 ): void {
-  if (status === 204) return sendText(req, res, status, 'application/json', '', headers);
+  if (status === 204) return sendText(req, res, status, 'application/json', '', headers, id);
   const payload = JSON.stringify(body);
-  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers);
+  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers, id);
   const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : tagOf(payload);
-  const cached = { ETag: etag, 'Cache-Control': 'private, no-cache', ...headers };
-  if (matchesEtag(req.headers['if-none-match'], etag)) return sendText(req, res, 304, 'application/json', '', { ...cached, 'Content-Length': '0' });
-  sendWithin(budget, req, res, status, payload, cached);
+  const cached: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache' };
+  if (headers !== undefined) for (const name in headers) cached[name] = headers[name] as string;
+  if (matchesEtag(req.headers['if-none-match'], etag)) return writeAnswer(req, res, 304, 'application/json', '', 0, cached, id);
+  sendWithin(budget, req, res, status, payload, cached, id);
 }
 
 /** Sends `payload` if `budget` has room for it (see UnsentBudget), else 503 with `Retry-After`. */
-function sendWithin(budget: UnsentBudget | undefined, req: IncomingMessage, res: ServerResponse, status: number, payload: string, headers: Record<string, string>): void {
-  if (budget && req.method !== 'HEAD' && !budget.admit(res, Buffer.byteLength(payload, 'utf8'))) {
+function sendWithin(
+  budget: UnsentBudget | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  payload: string,
+  headers: Record<string, string> | undefined,
+  id: string | undefined,
+): void {
+  const length = Buffer.byteLength(payload, 'utf8');
+  if (budget === undefined || req.method === 'HEAD') return writeAnswer(req, res, status, 'application/json', payload, length, headers, id);
+  if (!budget.fits(length)) {
     const busy = new EstateError('unavailable', 'the server is holding too many unread answers; try again later', { headers: { 'Retry-After': '1' } });
-    return sendText(req, res, busy.status, 'application/json', JSON.stringify(errorBody(busy)), busy.headers ?? {});
+    return sendText(req, res, busy.status, 'application/json', JSON.stringify(errorBody(busy)), busy.headers ?? {}, id);
   }
-  sendText(req, res, status, 'application/json', payload, headers);
+  writeAnswer(req, res, status, 'application/json', payload, length, headers, id);
+  budget.hold(res, length);
 }
 
 /** `If-None-Match` holds `*` or a list of tags; the comparison is weak (RFC 9110 section 13.1.2): `W/` is ignored on both sides. */
@@ -74,8 +117,11 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === opaque);
 }
 
+/** crypto.hash (Node 20.12+) hashes in one call, at half the cost of a Hash object. */
+const sha1 = typeof crypto.hash === 'function' ? (text: string) => crypto.hash('sha1', text, 'base64url') : (text: string) => crypto.createHash('sha1').update(text).digest('base64url');
+
 function tagOf(text: string): string {
-  return `"${createHash('sha1').update(text).digest('base64url')}"`;
+  return `"${sha1(text)}"`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -88,8 +134,11 @@ function withoutFields(body: Record<string, unknown>, fields: readonly string[])
   return rest;
 }
 
-export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown): void {
+export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown, id?: string): void {
   // A body refused unread (413): the client may still be sending it; answer, then read the rest before closing.
-  if (err.status === 413 && !req.complete && !res.headersSent) return sendThenDrain(req, res, err.status, JSON.stringify(body), err.headers ?? {});
-  sendJson(req, res, err.status, body, err.headers ?? {});
+  if (err.status === 413 && !req.complete && !res.headersSent) {
+    const headers = id === undefined ? (err.headers ?? {}) : { ...SECURITY_HEADERS, 'X-Request-Id': id, ...err.headers };
+    return sendThenDrain(req, res, err.status, JSON.stringify(body), headers);
+  }
+  sendJson(req, res, err.status, body, err.headers, undefined, [], id);
 }

@@ -23,9 +23,18 @@ export class UnsentBudget {
     return this.#held;
   }
 
-  /** Counts `bytes` of `res` until it drains or closes; false, counting nothing, when a large answer does not fit. */
-  admit(res: ServerResponse, bytes: number): boolean {
-    if (bytes > SMALL_ANSWER_BYTES && this.#held > 0 && this.#held + bytes > this.#maxBytes) return false;
+  /** Whether an answer of `bytes` may be sent now: one up to SMALL_ANSWER_BYTES always, a larger one while it fits (or nothing is held). */
+  fits(bytes: number): boolean {
+    return bytes <= SMALL_ANSWER_BYTES || this.#held === 0 || this.#held + bytes <= this.#maxBytes;
+  }
+
+  /**
+   * Counts `bytes` of `res`, just sent, until it drains or closes. An answer
+   * the operating system took whole as it was sent (most) is not counted,
+   * and costs no listener.
+   */
+  hold(res: ServerResponse, bytes: number): void {
+    if (res.writableFinished || res.destroyed) return;
     this.#held += bytes;
     let counted = true;
     const release = () => {
@@ -35,6 +44,5 @@ export class UnsentBudget {
     };
     res.once('finish', release);
     res.once('close', release);
-    return true;
   }
 }
