@@ -54,6 +54,19 @@ async function launch(t: Parameters<typeof tempDataDir>[0]): Promise<{ context: 
   return { context, page, seen };
 }
 
+/**
+ * Waits until `count` elements match `selector`. Polled from here through a
+ * locator: the pages' CSP forbids the eval that waitForFunction's polling needs.
+ */
+async function renders(page: Page, selector: string, count: number): Promise<void> {
+  const deadline = Date.now() + WAIT.timeout;
+  let seen = 0;
+  while ((seen = await page.locator(selector).count()) !== count) {
+    if (Date.now() > deadline) assert.fail(`${selector}: ${seen} rendered, not ${count}, after ${WAIT.timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function assertStayedLocal(seen: Recorder, origin: string): void {
   assert.ok(seen.requests.length > 0);
   for (const url of seen.requests) {
@@ -69,7 +82,7 @@ test('Swagger UI at /api/docs renders every operation, calls the API, and loads 
   const { page, seen } = await launch(t);
 
   await page.goto(`${server.url}/api/docs`);
-  await page.waitForFunction(`document.querySelectorAll('.opblock').length === ${ROUTES.length}`, undefined, WAIT);
+  await renders(page, '.opblock', ROUTES.length);
   const rendered = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((b) => b.id));
   assert.deepEqual(rendered.sort(), ROUTES.map((op) => `operations-${op.tag}-${operationId(op)}`).sort());
   const paths = await page.locator('.opblock-summary-path').evaluateAll((els) => els.map((e) => e.getAttribute('data-path')));
@@ -100,7 +113,7 @@ test('ReDoc at /api/redoc renders every operation under its strict CSP and loads
 
   await page.goto(`${server.url}/api/redoc`);
   const sections = page.locator('[data-section-id^="operation/"]');
-  await page.waitForFunction(`document.querySelectorAll('[data-section-id^="operation/"]').length === ${ROUTES.length}`, undefined, WAIT);
+  await renders(page, '[data-section-id^="operation/"]', ROUTES.length);
   const ids = await sections.evaluateAll((els) => els.map((e) => e.getAttribute('data-section-id')));
   assert.deepEqual(ids.sort(), ROUTES.map((op) => `operation/${operationId(op)}`).sort());
   const titles = await page.locator('[data-section-id^="operation/"] h2').allInnerTexts();
