@@ -1,0 +1,138 @@
+import type { z } from 'zod';
+
+/**
+ * A fast check of an operation's output: true only when zod would accept the
+ * value and hand back a value that serialises to the same bytes (same keys,
+ * in the same order, same values), so the value can be sent as it is. False
+ * says nothing: the caller then runs zod, which decides (and names the
+ * issues of a bad output). zod's object parse copies every object key by
+ * key, which for a page of a thousand records cost more than reading them.
+ */
+export type OutputCheck = (value: unknown) => boolean;
+
+/** What zod's internals give a schema: its definition and the run that parses and checks. */
+interface Internals {
+  def: { type: string; checks?: unknown[]; [key: string]: unknown };
+  optin?: string;
+  optout?: string;
+  run: (payload: { value: unknown; issues: unknown[] }, ctx: object) => { value: unknown; issues: unknown[] } | Promise<unknown>;
+}
+
+const internals = (schema: z.ZodType): Internals => (schema as unknown as { _zod: Internals })._zod;
+
+/** The context zod's own safeParse passes. */
+const CTX = { async: false };
+
+/** Types whose parse hands back the very value it was given when it accepts it (checks and all). */
+const LEAVES = new Set(['string', 'number', 'boolean', 'bigint', 'literal', 'enum', 'null', 'undefined', 'unknown', 'any', 'nan', 'date', 'template_literal', 'custom']);
+
+const checks = new WeakMap<z.ZodType, OutputCheck | null>();
+
+/**
+ * The fast check of `schema`, compiled once; undefined when the schema holds
+ * something it does not know (records, unions of objects, transforms,
+ * defaults, refinements of objects…): zod alone then checks the output.
+ */
+export function outputCheck(schema: z.ZodType): OutputCheck | undefined {
+  let check = checks.get(schema);
+  if (check === undefined) {
+    check = compile(schema) ?? null;
+    checks.set(schema, check);
+  }
+  return check ?? undefined;
+}
+
+function compile(schema: z.ZodType): OutputCheck | undefined {
+  const zod = internals(schema);
+  const { def } = zod;
+  const plain = !def.checks?.length;
+  switch (def.type) {
+    case 'optional': {
+      const inner = compile(def.innerType as z.ZodType);
+      return inner && plain ? (v) => v === undefined || inner(v) : undefined;
+    }
+    case 'nullable': {
+      const inner = compile(def.innerType as z.ZodType);
+      return inner && plain ? (v) => v === null || inner(v) : undefined;
+    }
+    case 'array': {
+      const element = compile(def.element as z.ZodType);
+      if (!element || !plain) return undefined;
+      return (v) => {
+        if (!Array.isArray(v)) return false;
+        for (let i = 0; i < v.length; i++) if (!element(v[i])) return false;
+        return true;
+      };
+    }
+    case 'object':
+      return plain ? compileObject(def) : undefined;
+    case 'union': {
+      const options = def.options as z.ZodType[];
+      return options.every((o) => LEAVES.has(internals(o).def.type)) ? leaf(zod) : undefined;
+    }
+    default:
+      if (!LEAVES.has(def.type)) return undefined;
+      // A string without checks is the common case: no need to ask zod.
+      if (def.type === 'string' && plain) return (v) => typeof v === 'string';
+      if ((def.type === 'unknown' || def.type === 'any') && plain) return () => true;
+      return leaf(zod);
+  }
+}
+
+/** zod's own run, accepted only when it hands back the value it was given. */
+function leaf(zod: Internals): OutputCheck {
+  return (v) => {
+    const result = zod.run({ value: v, issues: [] }, CTX);
+    return !(result instanceof Promise) && result.issues.length === 0 && result.value === v;
+  };
+}
+
+/**
+ * An object is sent as it is when it is a plain object whose keys are, in
+ * order, the shape's keys that it has (in the shape's order) and then, for a
+ * loose object only, others; each shape key it lacks may be absent; and no
+ * key is `__proto__` (zod drops one). That is the order zod builds.
+ */
+function compileObject(def: Internals['def']): OutputCheck | undefined {
+  const shape = def.shape as Record<string, z.ZodType>;
+  if (Object.getOwnPropertySymbols(shape).length) return undefined;
+  const catchall = def.catchall as z.ZodType | undefined;
+  const catchallType = catchall === undefined ? 'strip' : internals(catchall).def.type;
+  if (catchallType !== 'strip' && catchallType !== 'unknown' && catchallType !== 'any' && catchallType !== 'never') return undefined;
+  const loose = catchallType === 'unknown' || catchallType === 'any';
+  const names = Object.keys(shape);
+  const index = new Map<string, number>();
+  const fields: OutputCheck[] = [];
+  const required: string[] = [];
+  for (const [i, name] of names.entries()) {
+    const field = shape[name] as z.ZodType;
+    const check = compile(field);
+    if (!check || name === '__proto__') return undefined;
+    index.set(name, i);
+    fields.push(check);
+    const { optin, optout } = internals(field);
+    if (!(optin === 'optional' && optout === 'optional')) required.push(name);
+  }
+  return (v) => {
+    if (typeof v !== 'object' || v === null) return false;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return false;
+    const record = v as Record<string, unknown>;
+    let next = 0;
+    let extras = false;
+    for (const key in record) {
+      const i = index.get(key);
+      if (i === undefined) {
+        if (!loose || key === '__proto__') return false;
+        extras = true;
+        continue;
+      }
+      if (extras || i < next) return false;
+      next = i + 1;
+      if (!(fields[i] as OutputCheck)(record[key])) return false;
+    }
+    // Own keys only: zod's `in` would also find a key of Object.prototype (`toString`), and then decide.
+    for (let r = 0; r < required.length; r++) if (!Object.hasOwn(record, required[r] as string)) return false;
+    return true;
+  };
+}
