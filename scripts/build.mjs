@@ -2,8 +2,11 @@
 // dist/estate.cjs, with esbuild. bin/estate compiles it with a V8 code cache
 // (dist/estate.cjs.cache), so a start pays neither module resolution nor
 // parsing; modules a command imports lazily (the server, jose, the
-// table renderer) run only when that command does. Builds into a fresh folder
-// and swaps it in, so a running CLI never sees a half-written dist/.
+// table renderer) run only when that command does. The operation commands
+// come from a manifest worked out here (src/cli/operation-manifest.ts), so a
+// command line builds only the schemas of the operation it runs. Builds into
+// a fresh folder and swaps it in, so a running CLI never sees a half-written
+// dist/.
 //
 // dist/ is everything an installed estate needs besides bin/, man/ and the
 // demo fixtures (package.json `files`): the bundle, the licences of the
@@ -31,6 +34,77 @@ const zodEnglishOnly = {
     b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: "export { default as en } from './en.js';", loader: 'js', resolveDir: path.dirname(args.path) }));
   },
 };
+
+// The sources are ES modules: give them their own URL back, worked out when
+// asked (few commands ask).
+const moduleUrl = {
+  define: { 'import.meta.url': '__estateModule.url' },
+  banner: { js: "const __estateModule = { get url() { return require('node:url').pathToFileURL(__filename).href; } };" },
+};
+
+/**
+ * The module that replaces src/cli/operation-manifest.ts in the bundle: the
+ * operation commands' manifest (src/cli/command-manifest.ts), worked out
+ * here by running the operations table once, and for each operation a loader
+ * that imports only its own module (found by looking for the operation among
+ * the exports of src/api/operations/*.ts).
+ */
+async function operationManifestModule(into) {
+  const opsDir = path.join(root, 'src', 'api', 'operations');
+  const files = readdirSync(opsDir).filter((f) => f.endsWith('.ts') && f !== 'index.ts').sort();
+  const generator = [
+    "import { operations } from './src/api/operations/index.ts';",
+    "import { commandManifest } from './src/cli/command-manifest.ts';",
+    ...files.map((f, i) => `import * as m${i} from './src/api/operations/${f}';`),
+    `const modules = { ${files.map((f, i) => `${JSON.stringify(f)}: m${i}`).join(', ')} };`,
+    'const where = {};',
+    'for (const [file, mod] of Object.entries(modules)) for (const [name, value] of Object.entries(mod)) if (operations.includes(value)) where[value.id] = [file, name];',
+    'process.stdout.write(JSON.stringify({ commands: commandManifest(operations), where }));',
+  ].join('\n');
+  const file = path.join(into, 'operation-manifest.cjs');
+  await build({
+    stdin: { contents: generator, resolveDir: root, loader: 'ts', sourcefile: 'operation-manifest-generator.ts' },
+    outfile: file,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    ...moduleUrl,
+    plugins: [zodEnglishOnly],
+    logLevel: 'warning',
+  });
+  const run = spawnSync(process.execPath, [file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  rmSync(file, { force: true });
+  if (run.status !== 0) throw new Error(`the operation manifest could not be worked out:\n${run.stderr}`);
+  const { commands, where } = JSON.parse(run.stdout);
+  const ids = [...new Set(commands.flatMap((c) => (c.run ? c.run.variants.map(([, id]) => id) : [])))];
+  const loaders = ids.map((id) => {
+    if (!where[id]) throw new Error(`operation ${id} is in the table but exported by no module of src/api/operations`);
+    const [module, name] = where[id];
+    return `  ${JSON.stringify(id)}: () => import(${JSON.stringify(`../api/operations/${module}`)}).then((m) => m.${name}),`;
+  });
+  return [
+    '// Made by scripts/build.mjs from the operations table: see src/cli/operation-manifest.ts.',
+    `export const OPERATION_COMMANDS = JSON.parse(${JSON.stringify(JSON.stringify(commands))});`,
+    `const LOADERS = {\n${loaders.join('\n')}\n};`,
+    'export async function loadOperation(id) {',
+    '  const load = LOADERS[id];',
+    '  if (!load) throw new Error(`no operation ${id}`);',
+    '  return load();',
+    '}',
+  ].join('\n');
+}
+
+/** Builds with `contents` in place of src/cli/operation-manifest.ts. */
+function operationManifest(contents) {
+  const file = path.join(root, 'src', 'cli', 'operation-manifest.ts');
+  return {
+    name: 'operation-manifest',
+    setup(b) {
+      b.onLoad({ filter: /operation-manifest\.ts$/ }, (args) => (args.path === file ? { contents, loader: 'js', resolveDir: path.dirname(file) } : undefined));
+    },
+  };
+}
 
 /**
  * The files of the docs viewers' packages that estate serves (the allow-lists
@@ -80,6 +154,8 @@ function thirdPartyLicenses(metafile) {
 }
 
 try {
+  mkdirSync(next, { recursive: true });
+  const manifest = await operationManifestModule(next);
   const result = await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')],
     outfile: path.join(next, 'estate.cjs'),
@@ -93,10 +169,8 @@ try {
     // Each bundled package's whole licence goes to THIRD-PARTY-LICENSES.txt.
     legalComments: 'none',
     metafile: true,
-    // The sources are ES modules: give them their own URL back.
-    define: { 'import.meta.url': '__estateModuleUrl' },
-    banner: { js: "const __estateModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-    plugins: [zodEnglishOnly],
+    ...moduleUrl,
+    plugins: [zodEnglishOnly, operationManifest(manifest)],
     logLevel: 'warning',
   });
   writeFileSync(path.join(next, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(result.metafile));

@@ -1,10 +1,8 @@
 import { Option, type Command } from 'commander';
-import { type EstateContext, createContext } from '../api/context.ts';
-import { assertDataDir, loadConfig, resolveDataDir } from '../config.ts';
-import type { CliIO } from './io.ts';
 import { addOutputOptions, type Format } from './output/output-options.ts';
-import type { RemoteTarget } from './remote-call.ts';
-import { resolveTarget } from './resolve-target.ts';
+
+// The options commands share. Light on purpose: every command line builds
+// them, before it knows whether it needs a data dir (local-context.ts).
 
 export interface CommonOptions {
   dataDir?: string;
@@ -38,29 +36,4 @@ export function addCommonOptions(cmd: Command): Command {
     .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
     .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)');
   return cmd.addOption(new Option('--debug', 'print stack traces of errors').hideHelp(false));
-}
-
-/**
- * The local data dir, config and store, checked: a missing data dir is a
- * usage error (exit 2). The caller closes `ctx.store` when done.
- */
-export function localContext(options: CommonOptions, io: CliIO): EstateContext {
-  const dataDir = resolveDataDir(options.dataDir, io.env);
-  assertDataDir(dataDir);
-  return createContext(dataDir, loadConfig(dataDir, options.config), undefined, options.store);
-}
-
-/** Runs `fn` with a local context (see localContext), closing its store afterwards. */
-export async function withLocalContext<T>(options: CommonOptions, io: CliIO, fn: (ctx: EstateContext) => Promise<T>): Promise<T> {
-  const ctx = localContext(options, io);
-  try {
-    return await fn(ctx);
-  } finally {
-    await ctx.store.close();
-  }
-}
-
-/** The server to call and its credential when remote mode is asked for (flags, environment or a context: see resolveTarget), else undefined. */
-export function remoteTarget(options: CommonOptions, io: CliIO): RemoteTarget | undefined {
-  return resolveTarget(options, io.env);
 }

@@ -1,10 +1,15 @@
 import { type Command, CommanderError } from 'commander';
+import { z } from 'zod';
 import { EstateError, toEstateError, type ValidationIssue } from '../errors.ts';
 import { errorExitCode, ExitStatus } from './exit-status.ts';
 import type { CliIO } from './io.ts';
-import { optionFlag } from './operation-commands.ts';
-import { buildProgram } from './program.ts';
+import { OPERATION_COMMANDS } from './operation-manifest.ts';
+import { optionFlag } from './option-names.ts';
+import { firstCommandWord } from './root-command.ts';
 import { escapeControls } from './safe-text.ts';
+
+/** The top-level commands that run operations (`trends`, `work`, …). */
+const OPERATION_GROUPS: ReadonlySet<string> = new Set(OPERATION_COMMANDS.map((c) => c.words[0] as string));
 
 /**
  * Runs one command line; resolves to the exit code. Never throws, never exits
@@ -12,7 +17,16 @@ import { escapeControls } from './safe-text.ts';
  * with it on any error, from its options to its answer.
  */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
-  const program = buildProgram(io);
+  const first = firstCommandWord(argv, OPERATION_GROUPS);
+  // A command line checks each schema it uses a few times at most: zod's
+  // compiled parsers (one `new Function` per object schema) cost more than
+  // they save. The server keeps them: it checks every answer.
+  if (first !== 'serve') z.config({ jitless: true });
+  // A command line that runs an operation builds only its own commands.
+  const program =
+    first !== undefined && OPERATION_GROUPS.has(first)
+      ? (await import('./operation-program.ts')).buildOperationProgram(io, first)
+      : (await import('./program.ts')).buildProgram(io);
   let reached: Command = program;
   const track = (cmd: Command) => {
     cmd.hook('preSubcommand', (_parent, sub) => void (reached = sub));

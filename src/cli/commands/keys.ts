@@ -3,7 +3,8 @@ import { parseDuration } from '../../core/duration.ts';
 import type { KeyInfo } from '../../core/keys/key-store.ts';
 import { parseScopes } from '../../core/keys/scopes.ts';
 import { EstateError } from '../../errors.ts';
-import { addDataDirOptions, withLocalContext } from '../common-options.ts';
+import { addDataDirOptions } from '../common-options.ts';
+import { withLocalContext } from '../local-context.ts';
 import type { CliIO } from '../io.ts';
 import { addOutputOptions, type OutputOptions } from '../output/output-options.ts';
 

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.ts';
 import { parseScopes } from '../../core/keys/scopes.ts';
-import { addDataDirOptions, withLocalContext } from '../common-options.ts';
+import { addDataDirOptions } from '../common-options.ts';
+import { withLocalContext } from '../local-context.ts';
 import type { CliIO } from '../io.ts';
 
 interface CreateOptions {

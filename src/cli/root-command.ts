@@ -1,0 +1,94 @@
+import { Command } from 'commander';
+import { VERSION } from '../version.ts';
+import { errorExitCode } from './exit-status.ts';
+import { addGroupExamples } from './help-examples.ts';
+import { polishHelp } from './help-text.ts';
+import { addGlobalOptions } from './global-options.ts';
+import type { CliIO } from './io.ts';
+import { escapeControls } from './safe-text.ts';
+
+/** `estate` itself, with its global options and help, before any command is added. */
+export function rootCommand(): Command {
+  const program = new Command('estate')
+    .description('Operations toolkit for a self-run estate of nodes and agents')
+    .version(VERSION, '-V, --version', 'print the version number')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Every read command mirrors an HTTP route and takes the output options --json
+(the exact HTTP body; --json FIELD,FIELD for only those fields),
+-o json|yaml|tsv|csv|table|wide and --no-headers (a table on a terminal, TSV
+in a pipe), --data-dir DIR, and --url URL with --api-key KEY to ask a remote
+server instead.
+
+Exit status: 0 success, 1 failure, 2 invalid usage or input, 3 not found,
+4 credential missing or refused, 5 conflicting write.
+
+Shell completion: source <(estate completion bash) (or zsh), or for fish
+estate completion fish | source.
+
+Examples:
+  $ estate init ~/estate && estate keys create --user alice
+  $ estate serve --data-dir ~/estate --port 8080
+  $ estate trends --limit 10 --json
+  $ estate events --url http://hub:8080 --api-key "$KEY"
+`,
+    );
+  addGlobalOptions(program);
+  return program;
+}
+
+/**
+ * Finishes a tree once its commands are added: group examples, the one voice
+ * of `--help` (help-text.ts), and parsing that never exits the process
+ * (exitOverride), with output through `io`.
+ */
+export function finishTree(program: Command, io: CliIO): Command {
+  addGroupExamples(program);
+  polishHelp(program);
+  const configure = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      // A command whose errors all have one exit status (`pulse status`) keeps them to one line.
+      outputError: (s, write) => write(escapeControls(hideOptionValues(oneLine(cmd, s).replace(/^error: /, 'estate: ')), true)),
+    });
+    for (const sub of cmd.commands) configure(sub);
+  };
+  configure(program);
+  return program;
+}
+
+/** commander's `unknown option '--x'\n(Did you mean --y?)` as one line for a command with an error exit code. */
+function oneLine(cmd: Command, message: string): string {
+  return errorExitCode(cmd) === undefined ? message : `${message.trim().replace(/\s*\n\s*/g, ' ')}\n`;
+}
+
+/**
+ * commander quotes an unknown option whole (`unknown option '--api-key=…'`):
+ * what follows its `=` may be a credential, so it is never echoed.
+ */
+export function hideOptionValues(message: string): string {
+  return message.replace(/(unknown option '[^'=\s]*=)[^\n]*'/g, "$1…'");
+}
+
+/**
+ * The first word of a command line that is not an option of `estate` or an
+ * option's value, as commander reads it (`estate --data-dir d trends` →
+ * `trends`), given the top-level command names it should stop at; undefined
+ * when there is none or the line does not parse.
+ */
+export function firstCommandWord(argv: readonly string[], names: Iterable<string>): string | undefined {
+  const probe = rootCommand();
+  for (const name of names) probe.command(name);
+  probe.exitOverride();
+  probe.configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} });
+  try {
+    return probe.parseOptions([...argv]).operands[0];
+  } catch {
+    return undefined;
+  }
+}
