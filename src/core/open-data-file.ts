@@ -35,6 +35,11 @@ const NO_FOLLOW = constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** Opens a file of the data dir without following a link (see above). Errors of the open itself (ENOENT…) are thrown as they are. */
 export async function openDataFile(file: string, mode: DataFileMode = 'read'): Promise<FileHandle> {
+  return (await openDataFileInfo(file, mode)).handle;
+}
+
+/** `openDataFile`, with the stats of the open file (its size…) that the open checked: a reader needs no second fstat. */
+export async function openDataFileInfo(file: string, mode: DataFileMode = 'read'): Promise<{ handle: FileHandle; info: Stats }> {
   await assertInsideDataDir(file);
   let handle: FileHandle;
   try {
@@ -49,7 +54,7 @@ export async function openDataFile(file: string, mode: DataFileMode = 'read'): P
     await handle.close().catch(() => {});
     throw err;
   }
-  if (info.isFile()) return handle;
+  if (info.isFile()) return { handle, info };
   await handle.close().catch(() => {});
   throw notRegular(file, info);
 }

@@ -1,5 +1,6 @@
+import type { FileHandle } from 'node:fs/promises';
 import { isNotFound } from '../fs-errors.ts';
-import { openDataFile } from '../open-data-file.ts';
+import { openDataFileInfo } from '../open-data-file.ts';
 
 const NEWLINE = 0x0a;
 const SKIP_CHUNK = 1024 * 1024;
@@ -24,61 +25,137 @@ export const MAX_LINE_BYTES = 1024 * 1024;
  *   for await (const line of readLinesBackward('trends.jsonl')) { ... }
  */
 export async function* readLinesBackward(file: string, chunkSize = 64 * 1024, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<string | null> {
-  let handle;
+  const reader = await BackwardLines.open(file, chunkSize, maxLineBytes);
+  if (reader === undefined) return;
   try {
-    handle = await openDataFile(file);
-  } catch (err) {
-    if (isNotFound(err)) return;
-    throw err;
-  }
-  try {
-    const { size } = await handle.stat();
-    let position = size;
-    // The line that straddles chunk boundaries, read so far: its pieces, last
-    // first, each kept once and joined once when the line's start is found.
-    let pieces: Buffer[] = [];
-    let pieceBytes = 0;
-    // Whether that line is already known to be longer than maxLineBytes (its pieces are then dropped).
-    let tooLong = false;
-    const finish = (head: Buffer): string | null | undefined => {
-      const bytes = head.length + pieceBytes;
-      let line: string | null | undefined;
-      if (tooLong || bytes > maxLineBytes) line = null;
-      else if (bytes === 0) line = undefined;
-      else line = pieces.length ? Buffer.concat([head, ...pieces.reverse()], bytes).toString('utf8') : head.toString('utf8');
-      pieces = [];
-      pieceBytes = 0;
-      tooLong = false;
-      return line;
-    };
-    while (position > 0) {
-      // Passing over a long line, read larger chunks: fewer reads, the same bytes.
-      const length = Math.min(tooLong ? Math.max(chunkSize, SKIP_CHUNK) : chunkSize, position);
-      position -= length;
-      const chunk = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(chunk, 0, length, position);
-      const data = chunk.subarray(0, bytesRead);
-      let end = data.length;
-      while (end > 0) {
-        const nl = data.lastIndexOf(NEWLINE, end - 1);
-        if (nl === -1) break;
-        const line = finish(data.subarray(nl + 1, end));
-        if (line !== undefined) yield line;
-        end = nl;
-      }
-      if (end === 0 || tooLong) continue;
-      if (pieceBytes + end > maxLineBytes) {
-        tooLong = true;
-        pieces = [];
-        pieceBytes = 0;
-      } else {
-        pieces.push(data.subarray(0, end));
-        pieceBytes += end;
-      }
+    for (;;) {
+      const line = reader.next();
+      if (line === MORE) await reader.read();
+      else if (line === undefined) return;
+      else yield line;
     }
-    const first = finish(Buffer.alloc(0));
-    if (first !== undefined) yield first;
   } finally {
-    await handle.close();
+    await reader.close();
+  }
+}
+
+/** `BackwardLines.next()`: the lines read so far are used up; `read()` the chunk before them. */
+export const MORE: unique symbol = Symbol('more');
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The lines of a file from the last to the first, as `readLinesBackward`
+ * yields them, for a reader that takes many: `next()` hands out the lines of
+ * the chunks read so far one by one without a promise each (an async
+ * generator costs one per line), and says MORE when `read()` must fetch the
+ * chunk before them. `close()` when done.
+ *
+ * @example
+ *   const lines = await BackwardLines.open('trends.jsonl');
+ *   for (let line = lines?.next(); line !== undefined; line = lines.next()) if (line === MORE) await lines.read(); else …
+ */
+export class BackwardLines {
+  readonly #handle: FileHandle;
+  readonly #chunkSize: number;
+  readonly #maxLineBytes: number;
+  /** Where the bytes not read yet end. */
+  #position: number;
+  /** The chunk read last, and where its unread part ends. */
+  #data: Buffer | undefined;
+  #end = 0;
+  // The line that straddles chunk boundaries, read so far: its pieces, last
+  // first, each kept once and joined once when the line's start is found.
+  #pieces: Buffer[] = [];
+  #pieceBytes = 0;
+  /** Whether that line is already known to be longer than maxLineBytes (its pieces are then dropped). */
+  #tooLong = false;
+  /** Whether the file's first line has been handed out. */
+  #done = false;
+
+  private constructor(handle: FileHandle, size: number, chunkSize: number, maxLineBytes: number) {
+    this.#handle = handle;
+    this.#position = size;
+    this.#chunkSize = chunkSize;
+    this.#maxLineBytes = maxLineBytes;
+  }
+
+  /** Opens `file` of the data dir (see openDataFile); undefined when it does not exist. */
+  static async open(file: string, chunkSize = 64 * 1024, maxLineBytes = MAX_LINE_BYTES): Promise<BackwardLines | undefined> {
+    let opened;
+    try {
+      opened = await openDataFileInfo(file);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    return new BackwardLines(opened.handle, opened.info.size, chunkSize, maxLineBytes);
+  }
+
+  /** The next line back: its text, null when longer than maxLineBytes, MORE when `read()` must come first, undefined past the first line. */
+  next(): string | null | typeof MORE | undefined {
+    for (;;) {
+      const data = this.#data;
+      if (data !== undefined) {
+        while (this.#end > 0) {
+          const end = this.#end;
+          const nl = data.lastIndexOf(NEWLINE, end - 1);
+          if (nl === -1) break;
+          this.#end = nl;
+          const line = this.#finish(data, nl + 1, end);
+          if (line !== undefined) return line;
+        }
+        this.#keepHead(data);
+        this.#data = undefined;
+      }
+      if (this.#position > 0) return MORE;
+      if (this.#done) return undefined;
+      this.#done = true;
+      const first = this.#finish(EMPTY, 0, 0);
+      if (first !== undefined) return first;
+    }
+  }
+
+  /** Reads the chunk before the bytes read so far. */
+  async read(): Promise<void> {
+    // Passing over a long line, read larger chunks: fewer reads, the same bytes.
+    const length = Math.min(this.#tooLong ? Math.max(this.#chunkSize, SKIP_CHUNK) : this.#chunkSize, this.#position);
+    this.#position -= length;
+    const chunk = Buffer.allocUnsafe(length);
+    const { bytesRead } = await this.#handle.read(chunk, 0, length, this.#position);
+    this.#data = chunk.subarray(0, bytesRead);
+    this.#end = bytesRead;
+  }
+
+  async close(): Promise<void> {
+    await this.#handle.close();
+  }
+
+  /** The line whose last piece is `data[start, end)`; undefined when it is empty. */
+  #finish(data: Buffer, start: number, end: number): string | null | undefined {
+    const bytes = end - start + this.#pieceBytes;
+    let line: string | null | undefined;
+    if (this.#tooLong || bytes > this.#maxLineBytes) line = null;
+    else if (bytes === 0) line = undefined;
+    else if (this.#pieces.length) line = Buffer.concat([data.subarray(start, end), ...this.#pieces.reverse()], bytes).toString('utf8');
+    else line = data.toString('utf8', start, end);
+    if (this.#pieces.length) this.#pieces = [];
+    this.#pieceBytes = 0;
+    this.#tooLong = false;
+    return line;
+  }
+
+  /** Keeps the start of a chunk without a newline before it: a piece of the line that began in an earlier chunk. */
+  #keepHead(data: Buffer): void {
+    const end = this.#end;
+    if (end === 0 || this.#tooLong) return;
+    if (this.#pieceBytes + end > this.#maxLineBytes) {
+      this.#tooLong = true;
+      this.#pieces = [];
+      this.#pieceBytes = 0;
+    } else {
+      this.#pieces.push(data.subarray(0, end));
+      this.#pieceBytes += end;
+    }
   }
 }

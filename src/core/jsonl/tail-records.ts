@@ -1,5 +1,5 @@
 import { parseRecord, type JsonRecord } from './parse-record.ts';
-import { readLinesBackward } from './read-lines-backward.ts';
+import { BackwardLines, MORE } from './read-lines-backward.ts';
 
 export interface TailResult {
   /** Newest first. */
@@ -26,17 +26,30 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
   const records: JsonRecord[] = [];
   let skipped = 0;
   if (limit <= 0) return { records, skipped };
-  for await (const line of readLinesBackward(file)) {
-    if (line !== null && !line.trim()) continue;
-    const record = line === null ? undefined : parseRecord(line);
-    if (!record) {
-      skipped++;
-      continue;
+  const lines = await BackwardLines.open(file);
+  if (lines === undefined) return { records, skipped };
+  const { where, until } = options;
+  try {
+    for (;;) {
+      const line = lines.next();
+      if (line === MORE) {
+        await lines.read();
+        continue;
+      }
+      if (line === undefined) break;
+      if (line !== null && !line.trim()) continue;
+      const record = line === null ? undefined : parseRecord(line);
+      if (!record) {
+        skipped++;
+        continue;
+      }
+      if (until?.(record)) break;
+      if (where && !where(record)) continue;
+      records.push(record);
+      if (records.length >= limit) break;
     }
-    if (options.until?.(record)) break;
-    if (options.where && !options.where(record)) continue;
-    records.push(record);
-    if (records.length >= limit) break;
+  } finally {
+    await lines.close();
   }
   return { records, skipped };
 }
