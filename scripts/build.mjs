@@ -35,6 +35,35 @@ const zodEnglishOnly = {
   },
 };
 
+// `import { z } from 'zod'` is zod's namespace object, which esbuild keeps
+// whole (JSON Schema import, every check and format, ~100 KB, run at every
+// start). Read as `import * as z` of the same module, only what estate
+// calls is bundled. The same objects either way.
+const zodExternal = path.join(root, 'node_modules', 'zod', 'v4', 'classic', 'external.js');
+const zodUsedOnly = {
+  name: 'zod-used-only',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (!args.path.startsWith(path.join(root, 'src') + path.sep)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      return { contents: text.replace(/^import \{ z \} from 'zod';$/m, `import * as z from ${JSON.stringify(zodExternal)};`), loader: 'ts' };
+    });
+  },
+};
+
+// commander loads node:child_process at start for executable subcommands,
+// which estate has none of: it loads on first use instead.
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (args.importer.includes(`${path.sep}commander${path.sep}`) ? { path: 'child_process', namespace: 'lazy-child-process' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+      contents: "module.exports = new Proxy({}, { get: (_, name) => require('node:child_process')[name] });",
+      loader: 'js',
+    }));
+  },
+};
+
 // The sources are ES modules: give them their own URL back, worked out when
 // asked (few commands ask).
 const moduleUrl = {
@@ -170,7 +199,7 @@ try {
     legalComments: 'none',
     metafile: true,
     ...moduleUrl,
-    plugins: [zodEnglishOnly, operationManifest(manifest)],
+    plugins: [zodEnglishOnly, operationManifest(manifest), zodUsedOnly, lazyChildProcess],
     logLevel: 'warning',
   });
   writeFileSync(path.join(next, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(result.metafile));
