@@ -1,14 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { JSONValue, Sql } from 'postgres';
+import type { JSONValue, Sql, TransactionSql } from 'postgres';
 import { EstateError } from '../../../errors.ts';
 
 // Connections to the PostgreSQL store: the `postgres` driver (postgres.js,
 // loaded only here, only when a postgres:// store is used), bounded in time
 // at every step so a server that is down or stuck is a 503, never a hang.
 
-export type { JSONValue, Sql };
+export type { JSONValue, Sql, TransactionSql };
 
 /** How long estate waits for a connection, a statement, and an operation as a whole. */
 export const STORE_TIMEOUTS = {
@@ -137,6 +137,10 @@ export function openPool(driver: Driver, url: string, env: NodeJS.ProcessEnv, op
     ...(password === undefined ? {} : { pass: password }),
     max: options.max ?? 10,
     connect_timeout: STORE_TIMEOUTS.connectS,
+    // Seconds before a lost connection connects again. The driver's own delay
+    // grows to 20 s, so a request would wait out the operation deadline during
+    // an outage (a late 503) and a replica would take that long to recover.
+    backoff: reconnectDelayS,
     // A LISTEN connection stays open; others close after a minute idle.
     idle_timeout: listening ? 0 : 60,
     ...(listening ? { max_lifetime: null } : {}),
@@ -149,6 +153,36 @@ export function openPool(driver: Driver, url: string, env: NodeJS.ProcessEnv, op
       idle_in_transaction_session_timeout: STORE_TIMEOUTS.idleInTransactionMs,
     },
   });
+}
+
+/** Seconds before the next connection attempt after `attempt` failed ones in a row: 0.1, 0.2… at most 1. */
+function reconnectDelayS(attempt: number): number {
+  return Math.min(0.1 * attempt, 1);
+}
+
+/** Failures that mean a transaction's connection is gone (the socket's errors and the driver's own). */
+const LOST_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED']);
+
+/**
+ * `sql.begin(work)`, safe when the connection is lost inside the transaction.
+ * The driver (postgres 3.4.9; porsager/postgres#1208, #1215) then writes its
+ * ROLLBACK to the closed connection: an uncaught TypeError from a timer,
+ * which ends the process, or bytes in the middle of the connection's next
+ * start-up, after which it never connects again. So `work` that failed that
+ * way never settles: `begin` itself rejects when the connection closes (it
+ * waits on both), nothing more is written, and the server rolls back the
+ * session that ended.
+ */
+export function transaction<T>(sql: Sql, work: (tx: TransactionSql) => Promise<T>): Promise<T> {
+  return sql.begin(async (tx) => {
+    try {
+      return await work(tx);
+    } catch (err) {
+      const code = (err as { code?: unknown } | undefined)?.code;
+      if (typeof code === 'string' && LOST_CONNECTION_CODES.has(code)) return new Promise<never>(() => {});
+      throw err;
+    }
+  }) as Promise<T>;
 }
 
 /** Codes of the driver's and the socket's connection failures. */
@@ -195,7 +229,28 @@ export function storeError(err: unknown, store: string): unknown {
   });
 }
 
-/** Runs `work`, bounded by STORE_TIMEOUTS.operationMs; failures of the store become `unavailable`. */
+/**
+ * A session's fatal error (57P01 administrator shutdown, 57P02 crash) as the
+ * driver reports it on the first statement of the connection's next session
+ * (postgres 3.4.9; porsager/postgres#1223): a stale error for a statement it
+ * never sent. A statement that was sent when its session ended fails with
+ * CONNECTION_CLOSED or ECONNRESET instead.
+ */
+const REPLAYED_FATAL_CODES = new Set(['57P01', '57P02']);
+
+/** Runs `work`, again (twice at most) when it failed with a replayed fatal error, which leaves the connection usable. */
+async function untilSent<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      const code = (err as { code?: unknown } | undefined)?.code;
+      if (attempt >= 3 || typeof code !== 'string' || !REPLAYED_FATAL_CODES.has(code)) throw err;
+    }
+  }
+}
+
+/** Runs `work` (tried again after a replayed fatal error), bounded by STORE_TIMEOUTS.operationMs; failures of the store become `unavailable`. */
 export async function withinDeadline<T>(store: string, work: () => Promise<T>, ms = STORE_TIMEOUTS.operationMs): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -210,7 +265,7 @@ export async function withinDeadline<T>(store: string, work: () => Promise<T>, m
     );
   });
   try {
-    return await Promise.race([work(), deadline]);
+    return await Promise.race([untilSent(work), deadline]);
   } catch (err) {
     throw storeError(err, store);
   } finally {

@@ -3,7 +3,7 @@ import { keyDifferences, keyInfo, newKey, parseKeyRecords, type KeyRecord } from
 import type { Scope } from '../../keys/principal.ts';
 import type { Credentials, RestoreResult, TokenSecret } from '../store.ts';
 import { EstateError } from '../../../errors.ts';
-import { failureCode, withinDeadline, type Sql } from './connect.ts';
+import { failureCode, transaction, withinDeadline, type Sql } from './connect.ts';
 
 // The credential store in `api_keys` (SHA-256 hashes only, as bytea) and the
 // token signing key in `token_secret`. Lookups for authentication are cached
@@ -104,7 +104,7 @@ export function postgresCredentials(sql: Sql, store: string): Credentials {
     restore: async (input) => {
       const records = parseKeyRecords(input);
       const results = await withinDeadline(store, () =>
-        sql.begin(async (tx) => {
+        transaction(sql, async (tx) => {
           const out: RestoreResult<KeyRecord>[] = [];
           for (const r of records) {
             const inserted = await tx`INSERT INTO api_keys (key_id, hash, user_id, name, scopes, created_at, expires_at, revoked_at, last_used_at)

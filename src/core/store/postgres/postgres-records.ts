@@ -4,7 +4,7 @@ import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
 import type { KeyedRecords, RecordPage, RestoreResult, Tally, TallyGroup } from '../store.ts';
-import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
 import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
 
@@ -135,7 +135,7 @@ export class PostgresRecords implements KeyedRecords {
       'ON CONFLICT DO NOTHING RETURNING id, event_id';
     const [k1, k2] = spec.key;
     const existingText = `SELECT record FROM ${table} WHERE (${k1}, ${k2}) IN (SELECT r->>'${k1}', r->>'${k2}' FROM jsonb_array_elements($1::jsonb) AS r)`;
-    return this.#sql.begin(async (tx) => {
+    return transaction(this.#sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${LOG_LOCK}, ${this.#table.lockId})`;
       const results: (KeyedWriteResult | undefined)[] = batch.map(() => undefined);
       let todo = batch.map((w, i) => ({ w, i }));

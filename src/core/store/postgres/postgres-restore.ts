@@ -1,7 +1,7 @@
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { assertRestorable, recordDifferences, type KeyedLogSpec } from '../../keyed-log.ts';
 import type { RecordPage, RestoreResult } from '../store.ts';
-import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
 
 // A keyed record log of the PostgreSQL store read whole and written with
 // records made elsewhere (KeyedRecords.pages and .restore, for copying a
@@ -57,7 +57,7 @@ export async function restorePostgresRecords(t: RecordsTableAccess, records: rea
     `SELECT record FROM ${t.table} WHERE id IN (SELECT r->>'${id}' FROM jsonb_array_elements($1::jsonb) AS r) ` +
     `OR (${k1}, ${k2}) IN (SELECT r->>'${k1}', r->>'${k2}' FROM jsonb_array_elements($1::jsonb) AS r)`;
   return withinDeadline(t.store, () =>
-    t.sql.begin(async (tx) => {
+    transaction(t.sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${t.lock[0]}, ${t.lock[1]})`;
       const inserted = await tx.unsafe(insertText, [tx.json(records as unknown as JSONValue)]);
       // Which records went in: one inserted row per (id, key), the first record that names it.

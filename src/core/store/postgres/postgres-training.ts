@@ -2,7 +2,7 @@ import { EstateError } from '../../../errors.ts';
 import { recordDifferences } from '../../keyed-log.ts';
 import { newRunRecord, quotaExceeded, RUN_ID, trainingRunSchema, type TrainingRun } from '../../training.ts';
 import type { TrainingRuns } from '../store.ts';
-import { withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
 
 /** First key of the per-user advisory locks that keep the run quota against concurrent creators ("estt"). */
 const TRAINING_LOCK = 0x65737474;
@@ -17,7 +17,7 @@ export function postgresTraining(sql: Sql, store: string): TrainingRuns {
     create: (userId, fields, limits, now) => {
       const run = newRunRecord(userId, fields, limits, now);
       return withinDeadline(store, () =>
-        sql.begin(async (tx) => {
+        transaction(sql, async (tx) => {
           await tx`SELECT pg_advisory_xact_lock(${TRAINING_LOCK}, hashtext(${userId}))`;
           const [row] = await tx`SELECT count(*)::int AS n FROM training_runs WHERE user_id = ${userId}`;
           const count = Number(row?.n ?? 0);
@@ -61,7 +61,7 @@ export function postgresTraining(sql: Sql, store: string): TrainingRuns {
       if (!checked.success) throw new EstateError('validation', `not a training run: ${checked.error.issues[0]?.message ?? 'invalid'}`);
       const run = checked.data;
       return withinDeadline(store, () =>
-        sql.begin(async (tx) => {
+        transaction(sql, async (tx) => {
           const inserted = await tx`INSERT INTO training_runs (run_id, user_id, created_at, run)
             VALUES (${run.run_id}, ${run.user_id}, ${run.created_at}, ${tx.json(run as unknown as JSONValue)}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id`;
           if (inserted.length > 0) return { outcome: 'created' as const, stored: run };
