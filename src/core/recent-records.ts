@@ -11,14 +11,17 @@ export interface Page<T = JsonRecord> {
   skipped_lines: number;
 }
 
-/** The newest `limit` records of one of the data dir's logs, optionally filtered. */
+/**
+ * The newest `limit` records of one of the data dir's logs, optionally
+ * filtered. Unfiltered, the records are shared (frozen; see shared-records.ts).
+ */
 export async function recentRecords(
   dataDir: string,
   log: DataFile,
   limit: number,
   where?: (record: JsonRecord) => boolean,
 ): Promise<Page> {
-  const { records, skipped } = await tailRecords(dataPath(dataDir, log), limit, where ? { where } : {});
+  const { records, skipped } = await tailRecords(dataPath(dataDir, log), limit, where ? { where } : { shared: true });
   return { items: records, count: records.length, limit, skipped_lines: skipped };
 }
 

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EstateError, errorBody } from '../errors.ts';
 import { sendThenDrain } from './drain-request.ts';
+import { jsonText } from './json-text.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import type { UnsentBudget } from './unsent-budget.ts';
 
@@ -80,7 +81,7 @@ export function sendJson(
   id?: string,
 ): void {
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers, id);
-  const payload = JSON.stringify(body);
+  const payload = jsonText(body);
   if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers, id);
   const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : tagOf(payload);
   const cached: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache' };

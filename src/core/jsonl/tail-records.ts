@@ -1,5 +1,6 @@
 import { parseRecord, type JsonRecord } from './parse-record.ts';
 import { BackwardLines, MORE } from './read-lines-backward.ts';
+import { parseSharedRecord } from './shared-records.ts';
 
 export interface TailResult {
   /** Newest first. */
@@ -13,6 +14,12 @@ export interface TailOptions {
   where?: (record: JsonRecord) => boolean;
   /** Stop reading (before `limit` is reached) at the first record for which this is true. */
   until?: (record: JsonRecord) => boolean;
+  /**
+   * The records may be shared (see shared-records.ts): a line read before is
+   * not parsed again, and its record is frozen. For the reads of the newest
+   * few lines that answers are made of, not for scans.
+   */
+  shared?: boolean;
 }
 
 /**
@@ -29,6 +36,7 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
   const lines = await BackwardLines.open(file);
   if (lines === undefined) return { records, skipped };
   const { where, until } = options;
+  const parse = options.shared ? parseSharedRecord : parseRecord;
   try {
     for (;;) {
       const line = lines.next();
@@ -38,7 +46,7 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
       }
       if (line === undefined) break;
       if (line !== null && !line.trim()) continue;
-      const record = line === null ? undefined : parseRecord(line);
+      const record = line === null ? undefined : parse(line);
       if (!record) {
         skipped++;
         continue;
