@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { checkHash, hashString } from '../src/core/jsonl/hash-string.ts';
+import { hashString } from '../src/core/jsonl/hash-string.ts';
 import { LogIndex, type LogIndexOptions, type Positions } from '../src/core/jsonl/log-index.ts';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
 import { RecordLog } from '../src/core/record-log.ts';
@@ -35,26 +35,26 @@ function filled(count: number, options: Partial<LogIndexOptions> = {}): LogIndex
   return index;
 }
 
-test('hashString and checkHash: unsigned 32-bit, deterministic, spread over the low bits, independent', () => {
+test('hashString: unsigned 32-bit, deterministic, spread over the low and the high bits', () => {
   const keys = Array.from({ length: 100_000 }, (_, i) => JSON.stringify([`board-${i % 20}`, `T-${i}`]));
-  for (const hash of [hashString, checkHash]) {
-    const buckets = new Uint32Array(1024);
-    const seen = new Set<number>();
-    for (const key of keys) {
-      const h = hash(key);
-      assert.ok(Number.isInteger(h) && h >= 0 && h < 2 ** 32, `${h}`);
-      assert.equal(hash(key), h);
-      buckets[h & 1023]! += 1;
-      seen.add(h);
-    }
-    // 100 000 keys: a handful of full 32-bit collisions at most, and even buckets.
-    assert.ok(keys.length - seen.size <= 5, `${keys.length - seen.size} collisions`);
-    assert.ok(Math.max(...buckets) < 2 * (keys.length / 1024), `fullest bucket ${Math.max(...buckets)}`);
+  const low = new Uint32Array(1024);
+  const high = new Uint32Array(16);
+  const seen = new Set<number>();
+  for (const key of keys) {
+    const h = hashString(key);
+    assert.ok(Number.isInteger(h) && h >= 0 && h < 2 ** 32, `${h}`);
+    assert.equal(hashString(key), h);
+    low[h & 1023]! += 1;
+    high[h >>> 28]! += 1;
+    seen.add(h);
   }
+  // 100 000 keys: a handful of full 32-bit collisions at most, and even buckets (the index's parts use the top 4 bits).
+  assert.ok(keys.length - seen.size <= 5, `${keys.length - seen.size} collisions`);
+  assert.ok(Math.max(...low) < 2 * (keys.length / 1024), `fullest bucket ${Math.max(...low)}`);
+  assert.ok(Math.max(...high) < 1.1 * (keys.length / 16) && Math.min(...high) > 0.9 * (keys.length / 16), `parts ${high.join(' ')}`);
   assert.notEqual(hashString('a'), hashString('b'));
   assert.notEqual(hashString('ab'), hashString('ba'));
   assert.notEqual(hashString('é🙂'), hashString('e🙂'));
-  assert.notEqual(hashString('x'), checkHash('x'));
 });
 
 test('lookups by key, unique facet and facet return the right positions for thousands of records', () => {
@@ -66,7 +66,7 @@ test('lookups by key, unique facet and facet return the right positions for thou
     assert.deepEqual(list(index.positions('id', `id-${i}`)), [i]);
   }
   for (let i = count; i < count + 2000; i++) {
-    assert.equal(index.mayHaveKey(`key-${i}`), false);
+    assert.equal(index.mayHold({ k: `key-${i}`, id: `id-${i}` }), false);
     assert.deepEqual(list(index.positions('id', `id-${i}`)), []);
   }
   const g3 = list(index.positions('group', 'g3'));
@@ -80,16 +80,52 @@ test('lookups by key, unique facet and facet return the right positions for thou
   assert.deepEqual(index.span(1), { offset: first + 1, length: JSON.stringify({ k: 'key-1', id: 'id-1', group: 'g1' }).length });
 });
 
-test('forced collisions: every candidate comes back, in file order, through table growth', () => {
-  const index = filled(3000, { hash: () => 7, checkHash: () => 1 });
+test('forced collisions: every candidate comes back, in file order', () => {
+  const index = filled(3000, { hash: () => 7 });
   const all = Array.from({ length: 3000 }, (_, i) => i);
   assert.deepEqual(index.keyCandidates('key-5'), all);
   assert.deepEqual(index.keyCandidates('anything'), all);
   assert.deepEqual(list(index.positions('id', 'id-9')), all);
-  // Colliding in the table's hash only: the check hash sorts keys out.
+  // Hashes that collide by length: every key of that length is a candidate; the id's hash narrows what a record may be.
   const partial = filled(3000, { hash: (s) => s.length });
-  for (const i of [0, 9, 10, 99, 100, 999, 1000, 2999]) assert.deepEqual(partial.keyCandidates(`key-${i}`), [i]);
+  assert.deepEqual(partial.keyCandidates('key-5'), Array.from({ length: 10 }, (_, i) => i));
   assert.equal(list(partial.positions('id', 'id-42')).length, 90, 'every 5-character id');
+  assert.equal(partial.mayHold({ k: 'key-5', id: 'id-5' }), true);
+  assert.equal(partial.mayHold({ k: 'key-5', id: 'id-50' }), false, 'no 5-character key sits with a 5-character id');
+  assert.equal(partial.mayHold({ k: 'key-50', id: 'id-50' }), true);
+});
+
+test('hashed lookups stay exact across the sorted runs they merge into, ties in file order', () => {
+  // Every hash in one of the 16 parts, and only 4,096 distinct values: long runs of equal hashes, merged many times.
+  const hash = (s: string) => hashString(s) & 0x0fff0000;
+  const count = 150_000;
+  const index = filled(count, { hash });
+  const byHash = new Map<number, number[]>();
+  for (let i = 0; i < count; i++) {
+    const h = hash(`key-${i}`);
+    byHash.set(h, [...(byHash.get(h) ?? []), i]);
+  }
+  for (const i of [0, 1, 65_535, 65_536, 100_000, 131_071, 131_072, 149_999]) {
+    assert.deepEqual(index.keyCandidates(`key-${i}`), byHash.get(hash(`key-${i}`)), `key-${i}`);
+  }
+  // More appends after lookups sorted the tail: the run and the new tail answer together.
+  let offset = count * 100;
+  for (let i = count; i < count + 9000; i++) {
+    index.addLine(offset, 10, { k: `key-${i}`, id: `id-${i}`, group: 'g' });
+    offset += 11;
+    const h = hash(`key-${i}`);
+    byHash.set(h, [...(byHash.get(h) ?? []), i]);
+  }
+  for (const i of [7, 149_999, count, count + 4500, count + 8999]) {
+    assert.deepEqual(index.keyCandidates(`key-${i}`), byHash.get(hash(`key-${i}`)), `key-${i}`);
+    assert.ok(list(index.positions('id', `id-${i}`)).includes(i));
+  }
+  // Hashes spread over 28 bits, all in one part: every key is found after the merges, with the few keys sharing its hash.
+  const narrow = (s: string) => hashString(s) & 0x0fffffff;
+  const spread = filled(count, { hash: narrow });
+  const sharing = new Map<number, number[]>();
+  for (let i = 0; i < count; i++) sharing.set(narrow(`key-${i}`), [...(sharing.get(narrow(`key-${i}`)) ?? []), i]);
+  for (let i = 0; i < count; i += 7) assert.deepEqual(spread.keyCandidates(`key-${i}`), sharing.get(narrow(`key-${i}`)), `key-${i}`);
 });
 
 test('records without a key or a unique value, and lines that are not records', () => {
@@ -111,7 +147,7 @@ test('records without a key or a unique value, and lines that are not records', 
 // ------------------------------------------------------------ through the record log
 
 function collidingLog(file: string): RecordLog {
-  return new RecordLog({ file, ...OPTIONS, hash: () => 7, checkHash: () => 1 });
+  return new RecordLog({ file, ...OPTIONS, hash: () => 7 });
 }
 
 const put = appendRequest;

@@ -10,22 +10,6 @@ export function hashString(value: string): number {
   return fmix32(h);
 }
 
-/**
- * A second 32-bit hash, computed independently of `hashString` (murmur-style
- * mixing, another seed): the pair of them makes a 64-bit fingerprint, for a
- * check that cannot go back to the record.
- */
-export function checkHash(value: string): number {
-  let h = 0x9747b28c ^ value.length;
-  for (let i = 0; i < value.length; i++) {
-    let k = Math.imul(value.charCodeAt(i), 0xcc9e2d51);
-    k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
-    h ^= k;
-    h = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
-  }
-  return fmix32(h);
-}
-
 function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

@@ -4,6 +4,7 @@ import { LogIndex, type LogIndexOptions, type Positions } from './log-index.ts';
 import { parseRecord, type JsonRecord } from './parse-record.ts';
 import { MAX_LINE_BYTES } from './read-lines-backward.ts';
 import { readSpans } from './read-spans.ts';
+import { BLANK, scanFields, WantedFields } from './scan-fields.ts';
 
 /** Bytes read (and indexed without a pause for other work) at once: about 1,000 records. */
 const READ_CHUNK = 256 * 1024;
@@ -42,6 +43,7 @@ export interface Cover {
  */
 export class IndexedFile {
   readonly #options: LogIndexOptions;
+  readonly #wanted: WantedFields | undefined;
   #index: LogIndex;
   /** Bytes consumed: up to the end of the last complete line. */
   #offset = 0;
@@ -56,6 +58,7 @@ export class IndexedFile {
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
+    this.#wanted = options.fields ? new WantedFields(options.fields) : undefined;
     this.#index = new LogIndex(options);
   }
 
@@ -97,7 +100,7 @@ export class IndexedFile {
    * Brings the index up to the end of the file's last complete line (open in
    * `handle`; undefined when the file does not exist). Returns the records
    * that appeared, when `collect`: none on the first read, and after a
-   * rebuild only those whose key the old index did not know.
+   * rebuild only those the old index did not know (see isKnown).
    */
   async catchUp(handle: FileHandle | undefined, collect: boolean): Promise<JsonRecord[]> {
     const appeared: JsonRecord[] = [];
@@ -146,10 +149,17 @@ export class IndexedFile {
           this.#index.addLine(lineStart, bufStart + nl - lineStart, undefined);
           skipping = false;
         } else {
-          const text = data.toString('utf8', start, nl);
-          if (text.trim()) {
-            const record = this.#index.addLine(bufStart + start, nl - start, parseRecord(text));
-            if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+          // Only the fields the index reads, when it says which (and no subscriber wants whole records).
+          const scanned = this.#wanted && !announce ? scanFields(data, start, nl, this.#wanted) : undefined;
+          if (scanned === BLANK) {
+            // A blank line: neither a record nor skipped.
+          } else if (scanned) this.#index.addLine(bufStart + start, nl - start, scanned);
+          else {
+            const text = data.toString('utf8', start, nl);
+            if (text.trim()) {
+              const record = this.#index.addLine(bufStart + start, nl - start, parseRecord(text));
+              if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+            }
           }
         }
         start = nl + 1;
@@ -179,15 +189,15 @@ export class IndexedFile {
 }
 
 /**
- * After a rebuild, a record whose key the old index knew is not news. The old
- * file cannot be read back to verify, so this trusts the index's two 32-bit
- * key hashes: a new key taken for a known one (about n / 2^64 per record for
- * an old index of n records) would only go unannounced on the live stream
- * after a log rotation; what is stored and read is decided exactly elsewhere.
+ * After a rebuild, a record the old index knew (its key and id) is not news.
+ * The old file cannot be read back to verify, so this trusts the index's
+ * hashes (LogIndex.mayHold): a new record taken for a known one (about n /
+ * 2^64 per record for an old index of n records with ids) would only go
+ * unannounced on the live stream after a log rotation; what is stored and
+ * read is decided exactly elsewhere.
  */
 function isKnown(previous: LogIndex, record: JsonRecord): boolean {
-  const key = previous.keyOf(record);
-  return key !== undefined && previous.mayHaveKey(key);
+  return previous.mayHold(record);
 }
 
 function identityOf(info: Stats): string {

@@ -1,4 +1,4 @@
-import { checkHash, hashString } from './hash-string.ts';
+import { hashString } from './hash-string.ts';
 import type { JsonRecord } from './parse-record.ts';
 
 type ValueOf = (record: JsonRecord) => string | undefined;
@@ -18,10 +18,15 @@ export interface LogIndexOptions {
   uniqueFacets?: Readonly<Record<string, ValueOf>>;
   /** The 32-bit hash of keys and unique facet values (default `hashString`); tests inject colliding ones. */
   hash?: (value: string) => number;
-  /** The key's second, independent 32-bit hash (default `checkHash`); see `LogIndex.mayHaveKey`. */
-  checkHash?: (value: string) => number;
   /** Counts kept as records are indexed, for exact aggregates at any size (see `LogIndex.tally`). */
   tally?: TallyOptions;
+  /**
+   * The top-level fields that `accept`, `key`, the facets and `tally` read.
+   * When given, the index is built from these fields alone (scan-fields.ts)
+   * rather than from whole parsed records: less garbage and memory while a
+   * large log is indexed.
+   */
+  fields?: readonly string[];
 }
 
 export interface TallyOptions {
@@ -50,44 +55,51 @@ export interface IndexTally {
  * by facet value), without the records themselves: a record is read back from
  * its byte range when asked for. Positions count records in file order.
  *
- * Memory: per record, only numbers in typed arrays (offset, length, the
- * hashes of its key and unique facet values, its slots in hash tables and in
- * the position list of each facet value). Keys and unique facet values are
- * kept as hashes, not strings: their lookups return candidate positions, a
- * superset of the true answer (usually exactly it), which the caller verifies
- * against the records it reads back. Facets (few distinct values) stay exact.
+ * Memory: per record, only numbers in typed arrays, about 32 bytes for a
+ * work completion: its offset (4 bytes: the high part is kept once per
+ * 4 GiB; the length is the distance to the next record, kept apart only for
+ * the few records followed by lines that are not records), its key's hash
+ * and position (8), the same for each unique facet (8), its position in the list of each facet value (4) and, with
+ * `tally`, its time (8). Arrays grow by blocks of 16,384 numbers, never by
+ * copying a whole one, so building the index frees (and leaves behind)
+ * little memory. Keys and unique facet values are kept as hashes, not
+ * strings: their lookups return candidate positions, a superset of the true
+ * answer (usually exactly it), which the caller verifies against the records
+ * it reads back. Facets (few distinct values) stay exact.
  */
 export class LogIndex {
   readonly #options: LogIndexOptions;
   readonly #hash: (value: string) => number;
   /** Byte offset of each record's line, by position. */
-  readonly #offsets = new NumberList(Float64Array);
-  /** Byte length of each record's line, without its '\n'. */
-  readonly #lengths = new NumberList(Uint32Array);
+  readonly #offsets = new Offsets();
+  /**
+   * A record's byte length (without its '\n') is the distance to the next
+   * record's line, except for the last record and those followed by lines
+   * that are not records (or blank): their positions, ascending, and lengths.
+   */
+  readonly #gapped = new NumberList(Uint32Array);
+  readonly #gappedLengths = new NumberList(Uint32Array);
+  #lastLength = 0;
   /** Byte offsets of the lines that are not records, ascending. */
   readonly #skipped = new NumberList(Float64Array);
-  readonly #byKey = new HashTable();
-  /** The key's second hash, by position (0 for a record without a key). */
-  readonly #keyChecks = new NumberList(Uint32Array);
-  readonly #checkHash: (value: string) => number;
+  readonly #byKey = new HashIndex();
   readonly #facets = new Map<string, Map<string, NumberList<Int32Array>>>();
-  readonly #unique = new Map<string, HashTable>();
+  readonly #unique = new Map<string, HashIndex>();
   readonly #facetOf: [string, ValueOf][];
   readonly #uniqueOf: [string, ValueOf][];
-  /** Every record's time, kept sorted (appends come nearly in order: an insert moves few numbers). */
-  readonly #times = new SortedTimes();
+  /** The times of the records in no group (`tally.by`), sorted; each group keeps its own. */
+  readonly #ungrouped = new SortedTimes();
   readonly #groups = new Map<string, { times: SortedTimes; newest: number; distinct: Set<string> }>();
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
     this.#hash = options.hash ?? hashString;
-    this.#checkHash = options.checkHash ?? checkHash;
     this.#facetOf = Object.entries(options.facets ?? {});
     this.#uniqueOf = Object.entries(options.uniqueFacets ?? {});
     for (const [name] of this.#facetOf) this.#facets.set(name, new Map());
     for (const [name] of this.#uniqueOf) {
       if (this.#facets.has(name)) throw new Error(`log index: facet ${name} is both exact and unique`);
-      this.#unique.set(name, new HashTable());
+      this.#unique.set(name, new HashIndex());
     }
   }
 
@@ -98,14 +110,17 @@ export class LogIndex {
       return undefined;
     }
     const position = this.#offsets.length;
-    this.#offsets.push(offset);
-    this.#lengths.push(length);
-    const key = this.#options.key(record);
-    if (key === undefined) this.#keyChecks.push(0);
-    else {
-      this.#keyChecks.push(this.#checkHash(key));
-      this.#byKey.add(position, this.#hash(key));
+    if (position > 0) {
+      const previous = this.#offsets.at(position - 1);
+      if (previous + this.#lastLength + 1 !== offset) {
+        this.#gapped.push(position - 1);
+        this.#gappedLengths.push(this.#lastLength);
+      }
     }
+    this.#offsets.push(offset);
+    this.#lastLength = length;
+    const key = this.#options.key(record);
+    if (key !== undefined) this.#byKey.add(position, this.#hash(key));
     for (const [name, valueOf] of this.#facetOf) {
       const value = valueOf(record);
       if (value === undefined) continue;
@@ -116,12 +131,11 @@ export class LogIndex {
     }
     for (const [name, valueOf] of this.#uniqueOf) {
       const value = valueOf(record);
-      if (typeof value === 'string') (this.#unique.get(name) as HashTable).add(position, this.#hash(value));
+      if (typeof value === 'string') (this.#unique.get(name) as HashIndex).add(position, this.#hash(value));
     }
     const tally = this.#options.tally;
     if (tally) {
       const time = tally.time(record);
-      this.#times.insert(time);
       const value = tally.by?.(record);
       if (typeof value === 'string') {
         let group = this.#groups.get(value);
@@ -130,7 +144,7 @@ export class LogIndex {
         group.newest = position;
         const other = tally.distinct?.(record);
         if (typeof other === 'string') group.distinct.add(other);
-      }
+      } else this.#ungrouped.insert(time);
     }
     return record;
   }
@@ -143,18 +157,23 @@ export class LogIndex {
    */
   tally(cutoffs: readonly number[]): IndexTally {
     if (!this.#options.tally) throw new Error('log index: no tally kept');
+    const groups = [...this.#groups].map(([value, g]) => ({
+      value,
+      count: g.times.length,
+      since: cutoffs.map((c) => g.times.atOrAfter(c)),
+      newest: g.newest,
+      distinct: [...g.distinct].sort(),
+      earliest: g.times.first(),
+    }));
+    // The totals are the groups' and the ungrouped records' together.
+    const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+    const earliest = [this.#ungrouped.first(), ...groups.map((g) => g.earliest)].filter((t): t is number => t !== undefined);
     return {
-      count: this.#times.length,
-      since: cutoffs.map((c) => this.#times.atOrAfter(c)),
-      earliest: this.#times.first(),
+      count: this.#ungrouped.length + sum(groups.map((g) => g.count)),
+      since: cutoffs.map((c, i) => this.#ungrouped.atOrAfter(c) + sum(groups.map((g) => g.since[i] as number))),
+      earliest: earliest.length ? Math.min(...earliest) : undefined,
       skipped: this.#skipped.length,
-      groups: [...this.#groups].map(([value, g]) => ({
-        value,
-        count: g.times.length,
-        since: cutoffs.map((c) => g.times.atOrAfter(c)),
-        newest: g.newest,
-        distinct: [...g.distinct].sort(),
-      })),
+      groups: groups.map(({ earliest: _, ...g }) => g),
     };
   }
 
@@ -168,21 +187,32 @@ export class LogIndex {
 
   /**
    * The positions, ascending, of the records whose key may be `key` (its
-   * hashes match): every record with that key is among them, and rarely
-   * another. The first of them whose record has the key owns it.
+   * hash matches): every record with that key is among them, and rarely
+   * another (about one in 2^32 per record). The first of them whose record
+   * has the key owns it.
    */
   keyCandidates(key: string): number[] {
-    const check = this.#checkHash(key);
-    return this.#byKey.candidates(this.#hash(key)).filter((p) => this.#keyChecks.at(p) === check);
+    return this.#byKey.candidates(this.#hash(key));
   }
 
   /**
-   * Whether a record with `key` may have been indexed: false means it was
-   * not; true means one was, or (about one chance in 2^64 per indexed record)
-   * another key has the same two 32-bit hashes.
+   * Whether a record like `record` (its key, and each unique facet value it
+   * has) may have been indexed: false means none was; true means one was,
+   * or another record has the same hashes at one position: about one chance
+   * in 2^32 per indexed record for each hash compared (2^64 for a log whose
+   * records have an id, as the keyed logs' do).
    */
-  mayHaveKey(key: string): boolean {
-    return this.keyCandidates(key).length > 0;
+  mayHold(record: JsonRecord): boolean {
+    const key = this.#options.key(record);
+    if (key === undefined) return false;
+    let candidates = this.keyCandidates(key);
+    for (const [name, valueOf] of this.#uniqueOf) {
+      const value = valueOf(record);
+      if (typeof value !== 'string' || !candidates.length) continue;
+      const holders = new Set((this.#unique.get(name) as HashIndex).candidates(this.#hash(value)));
+      candidates = candidates.filter((p) => holders.has(p));
+    }
+    return candidates.length > 0;
   }
 
   /** Whether the lookups of facet `name` are by hash (`uniqueFacets`): candidates to verify. */
@@ -211,7 +241,11 @@ export class LogIndex {
 
   /** The byte range of the record at `position`. */
   span(position: number): { offset: number; length: number } {
-    return { offset: this.#offsets.at(position), length: this.#lengths.at(position) };
+    const offset = this.#offsets.at(position);
+    if (position >= this.#offsets.length - 1) return { offset, length: position === this.#offsets.length - 1 ? this.#lastLength : 0 };
+    const gap = countBelow(this.#gapped, position + 1) - 1;
+    const length = gap >= 0 && this.#gapped.at(gap) === position ? this.#gappedLengths.at(gap) : this.#offsets.at(position + 1) - offset - 1;
+    return { offset, length };
   }
 
   /** How many skipped lines start at or after `offset` (all of them for offset 0). */
@@ -253,14 +287,13 @@ const MAX_SHIFT = 32;
  * costs one sort per read, never a quadratic build.
  */
 class SortedTimes {
-  #values = new Float64Array(16);
-  #length = 0;
+  readonly #values = new NumberList(Float64Array);
   #undated = 0;
   #unsorted = false;
 
   /** Every time inserted, undated ones included. */
   get length(): number {
-    return this.#length + this.#undated;
+    return this.#values.length + this.#undated;
   }
 
   insert(time: number): void {
@@ -268,50 +301,40 @@ class SortedTimes {
       this.#undated++;
       return;
     }
-    if (this.#length === this.#values.length) {
-      const bigger = new Float64Array(this.#values.length * 2);
-      bigger.set(this.#values);
-      this.#values = bigger;
-    }
     const values = this.#values;
-    let i = this.#length;
+    values.push(time);
+    if (this.#unsorted) return;
+    let i = values.length - 1;
     const stop = Math.max(0, i - MAX_SHIFT);
-    while (!this.#unsorted && i > stop && (values[i - 1] as number) > time) {
-      values[i] = values[i - 1] as number;
+    while (i > stop && values.at(i - 1) > time) {
+      values.set(i, values.at(i - 1));
       i--;
     }
-    if (i === stop && i > 0 && (values[i - 1] as number) > time) {
+    if (i === stop && i > 0 && values.at(i - 1) > time) {
       // Too far out of order: put the moved numbers back and sort at the next read.
-      values.copyWithin(i, i + 1, this.#length + 1);
-      i = this.#length;
+      for (; i < values.length - 1; i++) values.set(i, values.at(i + 1));
+      values.set(values.length - 1, time);
       this.#unsorted = true;
+      return;
     }
-    values[i] = time;
-    this.#length++;
+    values.set(i, time);
   }
 
   #sorted(): void {
     if (!this.#unsorted) return;
-    this.#values.subarray(0, this.#length).sort();
+    this.#values.sort();
     this.#unsorted = false;
   }
 
   /** How many times are at or after `cutoff`. */
   atOrAfter(cutoff: number): number {
     this.#sorted();
-    let lo = 0;
-    let hi = this.#length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.#values[mid] as number) < cutoff) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.#length - lo;
+    return this.#values.length - countBelow(this.#values, cutoff);
   }
 
   first(): number | undefined {
     this.#sorted();
-    return this.#length ? this.#values[0] : undefined;
+    return this.#values.length ? this.#values.at(0) : undefined;
   }
 }
 
@@ -323,7 +346,7 @@ export interface Positions {
   at(index: number): number | undefined;
 }
 
-const BLOCK_BITS = 16;
+const BLOCK_BITS = 14;
 const BLOCK = 1 << BLOCK_BITS;
 
 /**
@@ -362,54 +385,184 @@ class NumberList<T extends NumberArray> implements Positions {
   at(index: number): number {
     return index < this.#length ? ((this.#blocks[index >>> BLOCK_BITS] as T)[index & (BLOCK - 1)] as number) : 0;
   }
+
+  /** The blocks: number `i` is at `blocks[i >>> BLOCK_BITS][i & (BLOCK - 1)]` (for loops that move many). */
+  get blocks(): readonly T[] {
+    return this.#blocks;
+  }
+
+  /** Replaces the number at `index` (below `length`). */
+  set(index: number, value: number): void {
+    (this.#blocks[index >>> BLOCK_BITS] as T)[index & (BLOCK - 1)] = value;
+  }
+
+  /** Sorts the numbers in ascending order (through one temporary copy). */
+  sort(): void {
+    const all = new this.#make(this.#length);
+    for (let i = 0; i < this.#length; i++) all[i] = this.at(i);
+    all.sort();
+    for (let i = 0; i < this.#length; i++) this.set(i, all[i] as number);
+  }
+}
+
+const HIGH = 2 ** 32;
+
+/**
+ * Byte offsets, ascending: the low 32 bits of each, and the positions from
+ * which the high part takes each new value (none for a file under 4 GiB).
+ */
+class Offsets {
+  readonly #low = new NumberList(Uint32Array);
+  readonly #highFrom = new NumberList(Uint32Array);
+  readonly #highs = new NumberList(Float64Array);
+
+  get length(): number {
+    return this.#low.length;
+  }
+
+  push(offset: number): void {
+    const high = Math.floor(offset / HIGH);
+    if (high !== (this.#highs.length ? this.#highs.at(this.#highs.length - 1) : 0)) {
+      this.#highFrom.push(this.#low.length);
+      this.#highs.push(high);
+    }
+    this.#low.push(offset >>> 0);
+  }
+
+  at(index: number): number {
+    const low = this.#low.at(index);
+    if (!this.#highs.length) return low;
+    const run = countBelow(this.#highFrom, index + 1) - 1;
+    return run < 0 ? low : this.#highs.at(run) * HIGH + low;
+  }
 }
 
 /**
- * Positions by the 32-bit hash of a value: the hash of each position, and an
- * open-addressing table (linear probing, power-of-two size, at most half
- * full) of position + 1, 0 marking an empty slot. Entries are never removed.
+ * Positions by the 32-bit hash of a value, in 16 parts by the hash's top 4
+ * bits (HashRuns each): a part's tail, and the cost of merging it, is a
+ * sixteenth of the whole; a log of a million records is indexed without a
+ * merge, and each part is sorted when first looked up.
  */
-class HashTable {
+class HashIndex {
+  readonly #parts = Array.from({ length: 16 }, () => new HashRuns());
+
+  /** Adds `position` (greater than any added before) with hash `hash`. */
+  add(position: number, hash: number): void {
+    (this.#parts[(hash >>> 28) & 15] as HashRuns).add(position, hash);
+  }
+
+  /** The positions, ascending, whose hash is `hash`. */
+  candidates(hash: number): number[] {
+    return (this.#parts[(hash >>> 28) & 15] as HashRuns).candidates(hash);
+  }
+}
+
+/** Tail sizes past which a lookup, or an append, first sorts the tail into the run (see HashRuns). */
+const SCAN_TAIL = 8192;
+const MIN_MERGE = 1 << 16;
+const MAX_MERGE = 1 << 22;
+
+/** The indexes of `values` in the order that sorts them, ties in index order: a radix sort, two passes of 16 bits. */
+function sortedOrder(values: Uint32Array): Uint32Array {
+  const n = values.length;
+  let from = new Uint32Array(n);
+  let to = new Uint32Array(n);
+  for (let i = 0; i < n; i++) from[i] = i;
+  const starts = new Uint32Array(65537);
+  for (const shift of [0, 16]) {
+    starts.fill(0);
+    for (let i = 0; i < n; i++) (starts[(((values[i] as number) >>> shift) & 0xffff) + 1] as number)++;
+    for (let b = 0; b < 65536; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
+    for (let i = 0; i < n; i++) {
+      const index = from[i] as number;
+      const bucket = ((values[index] as number) >>> shift) & 0xffff;
+      to[starts[bucket] as number] = index;
+      starts[bucket] = (starts[bucket] as number) + 1;
+    }
+    [from, to] = [to, from];
+  }
+  return from;
+}
+
+/**
+ * Positions by the 32-bit hash of a value: each entry's hash and position,
+ * in two lists. The first `#sorted` entries are a run sorted by hash (then
+ * position); later ones (the tail) are in the order added, positions
+ * ascending. The tail is sorted and merged into the run, in place, when a
+ * lookup finds it longer than SCAN_TAIL, or when it grows past an eighth of
+ * the run (at least MIN_MERGE): an entry costs 8 bytes, and a lookup a binary
+ * search and a short scan. Entries are never removed.
+ */
+class HashRuns {
   readonly #hashes = new NumberList(Uint32Array);
-  #table = new Int32Array(16);
-  #count = 0;
+  readonly #positions = new NumberList(Uint32Array);
+  #sorted = 0;
 
   /** Adds `position` (greater than any added before) with hash `hash` (unsigned 32-bit). */
   add(position: number, hash: number): void {
-    while (this.#hashes.length < position) this.#hashes.push(0);
     this.#hashes.push(hash >>> 0);
-    if (2 * (this.#count + 1) > this.#table.length) this.#grow();
-    this.#insert(this.#table, position);
-    this.#count++;
+    this.#positions.push(position);
+    const tail = this.#hashes.length - this.#sorted;
+    if (tail >= Math.min(Math.max(MIN_MERGE, this.#sorted >>> 3), MAX_MERGE)) this.#merge();
   }
 
   /** The positions, ascending, whose hash is `hash`. */
   candidates(hash: number): number[] {
     hash >>>= 0;
-    const table = this.#table;
-    const mask = table.length - 1;
+    if (this.#hashes.length - this.#sorted > SCAN_TAIL) this.#merge();
+    const hashes = this.#hashes;
+    let lo = 0;
+    let hi = this.#sorted;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hashes.at(mid) < hash) lo = mid + 1;
+      else hi = mid;
+    }
     const found: number[] = [];
-    for (let slot = hash & mask; table[slot] !== 0; slot = (slot + 1) & mask) {
-      const position = (table[slot] as number) - 1;
-      if (this.#hashes.at(position) === hash) found.push(position);
-    }
-    return found.length > 1 ? found.sort((a, b) => a - b) : found;
+    for (let i = lo; i < this.#sorted && hashes.at(i) === hash; i++) found.push(this.#positions.at(i));
+    // The tail's positions are all above the run's.
+    for (let i = this.#sorted; i < hashes.length; i++) if (hashes.at(i) === hash) found.push(this.#positions.at(i));
+    return found;
   }
 
-  #insert(table: Int32Array, position: number): void {
-    const mask = table.length - 1;
-    let slot = this.#hashes.at(position) & mask;
-    while (table[slot] !== 0) slot = (slot + 1) & mask;
-    table[slot] = position + 1;
-  }
-
-  #grow(): void {
-    const old = this.#table;
-    const table = new Int32Array(old.length * 2);
-    for (let slot = 0; slot < old.length; slot++) {
-      const entry = old[slot] as number;
-      if (entry !== 0) this.#insert(table, entry - 1);
+  #merge(): void {
+    const hashes = this.#hashes;
+    const positions = this.#positions;
+    const start = this.#sorted;
+    const end = hashes.length;
+    const count = end - start;
+    if (count === 0) return;
+    // The tail, sorted by hash; ties keep their order (positions ascending).
+    const added = new Uint32Array(count);
+    for (let j = 0; j < count; j++) added[j] = hashes.at(start + j);
+    const order = sortedOrder(added);
+    const tailHashes = new Uint32Array(count);
+    const tailPositions = new Uint32Array(count);
+    for (let j = 0; j < count; j++) {
+      const from = order[j] as number;
+      tailHashes[j] = added[from] as number;
+      tailPositions[j] = positions.at(start + from);
     }
-    this.#table = table;
+    // Merged from the back, in place: the run's larger entries move up over the tail's old place.
+    const hb = hashes.blocks;
+    const pb = positions.blocks;
+    const MASK = BLOCK - 1;
+    let i = start - 1;
+    let j = count - 1;
+    let runHash = i >= 0 ? ((hb[i >>> BLOCK_BITS] as Uint32Array)[i & MASK] as number) : -1;
+    for (let k = end - 1; j >= 0; k--) {
+      const to = k >>> BLOCK_BITS;
+      if (runHash > (tailHashes[j] as number)) {
+        (hb[to] as Uint32Array)[k & MASK] = runHash;
+        (pb[to] as Uint32Array)[k & MASK] = (pb[i >>> BLOCK_BITS] as Uint32Array)[i & MASK] as number;
+        i--;
+        runHash = i >= 0 ? ((hb[i >>> BLOCK_BITS] as Uint32Array)[i & MASK] as number) : -1;
+      } else {
+        (hb[to] as Uint32Array)[k & MASK] = tailHashes[j] as number;
+        (pb[to] as Uint32Array)[k & MASK] = tailPositions[j] as number;
+        j--;
+      }
+    }
+    this.#sorted = end;
   }
 }
