@@ -2,7 +2,6 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats } f
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../core/atomic-write.ts';
 import { isNotFound } from '../core/fs-errors.ts';
 import { EstateError } from '../errors.ts';
 
@@ -99,6 +98,8 @@ export function readContextsFile(file: string): ContextsFile {
 export async function writeContextsFile(file: string, contexts: ContextsFile): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const ordered: ContextsFile = { ...(contexts.current === undefined ? {} : { current: contexts.current }), contexts: contexts.contexts };
+  // Loaded here: every command reads this file, few write it.
+  const { writeFileAtomic } = await import('../core/atomic-write.ts');
   await writeFileAtomic(file, `${JSON.stringify(ordered, null, 2)}\n`, 0o600);
 }
 

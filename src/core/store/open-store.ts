@@ -1,7 +1,6 @@
 import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
 import { ENTRIES } from '../publishing.ts';
-import { createDataDirStore } from './data-dir-store.ts';
 import type { KeyedRecords, Store, StoreOptions } from './store.ts';
 
 /** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
@@ -26,14 +25,19 @@ export function describeStoreUrl(spec: string): string {
 /**
  * The store a spec names: the data dir's for none (or `data-dir`), a
  * PostgreSQL store for a `postgres://` / `postgresql://` URL. Synchronous:
- * the PostgreSQL module (and its driver) is imported at the store's first
- * use, so commands that never touch the store never load it. Anything else
- * is a `usage` error.
+ * either store's module (keys, training runs, log indexes; the PostgreSQL
+ * driver) is imported at the store's first use, so commands that never touch
+ * the store (`estate trends`) never load it. Anything else is a `usage` error.
  */
 export function openStore(spec: string | undefined, options: StoreOptions): Store {
-  if (spec === undefined || spec === '' || spec === 'data-dir') return createDataDirStore(options.dataDir, options.config);
+  if (spec === undefined || spec === '' || spec === 'data-dir') return lazyStore('data-dir', 'data dir', () => loadDataDir(options));
   if (isPostgresSpec(spec)) return lazyStore('postgres', describeStoreUrl(spec), () => loadPostgres(spec, options));
   throw new EstateError('usage', `invalid store "${spec.replace(/:[^@/]*@/, ':***@')}": use a postgres:// or postgresql:// URL, or data-dir for the data dir`);
+}
+
+async function loadDataDir(options: StoreOptions): Promise<Store> {
+  const { createDataDirStore } = await import('./data-dir-store.ts');
+  return createDataDirStore(options.dataDir, options.config);
 }
 
 async function loadPostgres(url: string, options: StoreOptions): Promise<Store> {
