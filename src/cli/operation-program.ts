@@ -29,12 +29,12 @@ export function commandExtensions(io: CliIO) {
 }
 
 /**
- * `estate` with only the operation commands under `group` (`trends`, and
- * `trends latest`), exactly as the whole tree (program.ts) has them: what a
- * command line that runs one of them needs, without building the rest.
+ * `estate` (`program`, made by rootCommand) with only the operation commands
+ * under `group` (`trends`, and `trends latest`), exactly as the whole tree
+ * (program.ts) has them: what a command line that runs one of them needs,
+ * without building the rest.
  */
-export function buildOperationProgram(io: CliIO, group: string): Command {
-  const program = rootCommand();
+export function buildOperationProgram(io: CliIO, group: string, program: Command = rootCommand()): Command {
   const commands = OPERATION_COMMANDS.filter((c) => c.words[0] === group);
   addOperationCommands(program, commands, io, printers(io).printResult, commandExtensions(io));
   return finishTree(program, io);

@@ -17,14 +17,14 @@ import { commandExtensions, printers } from './operation-program.ts';
 import { finishTree, rootCommand } from './root-command.ts';
 
 /**
- * The whole command tree: one subcommand per operation of the API table, plus
- * the commands that are not operations (serve, init, keys). Parsing never
+ * The whole command tree under `program` (made by rootCommand): one
+ * subcommand per operation of the API table, plus the commands that are not
+ * operations (serve, init, keys). Parsing never
  * exits the process (exitOverride); output goes through `io`. A command line
  * that runs an operation builds only its own commands (operation-program.ts).
  */
-export function buildProgram(io: CliIO): Command {
+export function buildProgram(io: CliIO, program: Command = rootCommand()): Command {
   const { print, printResult } = printers(io);
-  const program = rootCommand();
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
   program.addCommand(migrateCommand(io));

@@ -76,18 +76,18 @@ export function hideOptionValues(message: string): string {
 }
 
 /**
- * The first word of a command line that is not an option of `estate` or an
- * option's value, as commander reads it (`estate --data-dir d trends` →
- * `trends`), given the top-level command names it should stop at; undefined
- * when there is none or the line does not parse.
+ * The first word of a command line that is not an option of `program` or an
+ * option's value, as commander reads them (`estate --data-dir d trends` →
+ * `trends`); undefined when there is none or the line does not parse.
+ * `program` parses it again from the state saved here (commander restores
+ * it), with its own output and exits set by finishTree.
  */
-export function firstCommandWord(argv: readonly string[], names: Iterable<string>): string | undefined {
-  const probe = rootCommand();
-  for (const name of names) probe.command(name);
-  probe.exitOverride();
-  probe.configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} });
+export function firstCommandWord(program: Command, argv: readonly string[]): string | undefined {
+  program.exitOverride();
+  program.configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} });
+  program.saveStateBeforeParse();
   try {
-    return probe.parseOptions([...argv]).operands[0];
+    return program.parseOptions([...argv]).operands[0];
   } catch {
     return undefined;
   }

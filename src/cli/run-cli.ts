@@ -5,7 +5,7 @@ import { errorExitCode, ExitStatus } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { OPERATION_COMMANDS } from './operation-manifest.ts';
 import { optionFlag } from './option-names.ts';
-import { firstCommandWord } from './root-command.ts';
+import { firstCommandWord, rootCommand } from './root-command.ts';
 import { escapeControls } from './safe-text.ts';
 
 /** The top-level commands that run operations (`trends`, `work`, …). */
@@ -17,7 +17,8 @@ const OPERATION_GROUPS: ReadonlySet<string> = new Set(OPERATION_COMMANDS.map((c)
  * with it on any error, from its options to its answer.
  */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
-  const first = firstCommandWord(argv, OPERATION_GROUPS);
+  const root = rootCommand();
+  const first = firstCommandWord(root, argv);
   // A command line checks each schema it uses a few times at most: zod's
   // compiled parsers (one `new Function` per object schema) cost more than
   // they save. The server keeps them: it checks every answer.
@@ -25,8 +26,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   // A command line that runs an operation builds only its own commands.
   const program =
     first !== undefined && OPERATION_GROUPS.has(first)
-      ? (await import('./operation-program.ts')).buildOperationProgram(io, first)
-      : (await import('./program.ts')).buildProgram(io);
+      ? (await import('./operation-program.ts')).buildOperationProgram(io, first, root)
+      : (await import('./program.ts')).buildProgram(io, root);
   let reached: Command = program;
   const track = (cmd: Command) => {
     cmd.hook('preSubcommand', (_parent, sub) => void (reached = sub));
