@@ -1,11 +1,57 @@
+import { fstatSync, writeSync } from 'node:fs';
+
 // The entry: the only place that touches process.argv, the real streams and
 // process exit status.
+
+/**
+ * Whether descriptor `fd` is a pipe, a file or a socket, written the way
+ * Node's own stream for it writes on Linux: at once, with write(2). Anything
+ * else (a terminal) gets Node's stream.
+ */
+function writesDirectly(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFIFO() || stat.isFile() || stat.isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/** A reader that goes away (`estate openapi | head`) ends the output, not in a crash. */
+function onStdoutError(err: NodeJS.ErrnoException): void {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+}
+
+/**
+ * What writes stdout. A pipe or a file is written with write(2), without
+ * building process.stdout: its socket and the stream modules cost every
+ * start milliseconds, and a command prints once. A descriptor that would
+ * block (a non-blocking pipe) hands the rest, in order, to process.stdout.
+ */
+function stdoutWriter(direct: boolean): (text: string) => void {
+  let stream: NodeJS.WriteStream | undefined;
+  const toStream = (): NodeJS.WriteStream => {
+    if (!stream) stream = process.stdout.on('error', onStdoutError);
+    return stream;
+  };
+  if (!direct) toStream();
+  return (text) => {
+    if (stream) return void stream.write(text);
+    const bytes = Buffer.from(text, 'utf8');
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(1, bytes, written);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return void toStream().write(bytes.subarray(written));
+      onStdoutError(err as NodeJS.ErrnoException);
+    }
+  };
+}
+
 async function main(): Promise<void> {
-  // A reader that goes away (`estate openapi | head`) ends the output, not in a crash.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
+  const stdoutDirect = writesDirectly(1);
+  const stdout = stdoutWriter(stdoutDirect);
 
   // A command that stops gracefully (serve drains, --watch and --follow end
   // with 0) claims the first SIGTERM/SIGINT with io.onStop(); for any other
@@ -30,11 +76,11 @@ async function main(): Promise<void> {
   const { runCli } = await import('./run-cli.ts');
   process.exitCode = await runCli(process.argv.slice(2), {
     env: process.env,
-    stdout: (text) => process.stdout.write(text),
+    stdout,
     stderr: (text) => process.stderr.write(text),
-    isTTY: Boolean(process.stdout.isTTY),
-    stderrIsTTY: Boolean(process.stderr.isTTY),
-    columns: process.stdout.columns,
+    isTTY: !stdoutDirect && Boolean(process.stdout.isTTY),
+    stderrIsTTY: !writesDirectly(2) && Boolean(process.stderr.isTTY),
+    columns: stdoutDirect ? undefined : process.stdout.columns,
     onStop: () => {
       claimed = true;
       return stopSignal;
