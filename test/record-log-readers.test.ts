@@ -205,3 +205,41 @@ test('the first filtered feeds after the server starts are the ones it gives onc
   assert.equal(first[2]!.json.skipped_lines, 1);
   assert.equal(first[3]!.json.count, 1000);
 });
+
+test('an unchanged log answers unfiltered pages and tallies from its index, the same pages as read backwards', async (t) => {
+  const file = path.join(await tempDataDir(t), 'a.jsonl');
+  const lines: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    if (i % 37 === 3) lines.push('not a record');
+    if (i % 41 === 5) lines.push('', '   ');
+    if (i % 53 === 7) lines.push('{"no":"key"}');
+    lines.push(JSON.stringify({ k: `k${i}`, id: `id-${i}`, group: `g${i % 3}`, n: i }));
+  }
+  await writeFile(file, `${lines.join('\n')}\nlast words\n`);
+  const log = groupLog(file);
+  await log.refresh();
+  for (const limit of [1, 2, 10, 20, 99, 100, 101, 1000]) {
+    // A fresh log has no index yet: it reads the file backwards.
+    const fresh = await groupLog(file).newest(limit);
+    const page = await log.newest(limit);
+    assert.deepEqual(keysOf(page), keysOf(fresh), `limit ${limit}`);
+    assert.equal(page.skipped, fresh.skipped, `limit ${limit} skipped`);
+  }
+  const first = await log.tally([100]);
+  const again = await log.tally([100]);
+  assert.deepEqual(again, first);
+  assert.deepEqual([...again.newest.values()].map((r) => r.k).sort(), ['k397', 'k398', 'k399']);
+  // What is kept for later reads is shared: frozen, never changed by a reader.
+  const kept = (await log.newest(1)).records[0] as JsonRecord;
+  assert.ok(Object.isFrozen(kept));
+  assert.throws(() => {
+    kept.k = 'changed';
+  }, TypeError);
+  // Another writer appends (and leaves a partial line): the next answers have it, never a kept page.
+  await appendFile(file, '{"k":"k400","id":"id-400","group":"g1","n":400}\n{"k":"k401"');
+  assert.deepEqual(keysOf(await log.newest(2)), ['k400', 'k399']);
+  assert.equal((await log.newest(2)).skipped, 1 + 1, 'the partial line and "last words"');
+  assert.equal((await log.tally([0])).count, 401);
+  assert.equal((await log.tally([0])).newest.size, 3);
+  assert.ok([...(await log.tally([0])).newest.values()].some((r) => r.k === 'k400'));
+});

@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises';
+import { type FileHandle, lstat } from 'node:fs/promises';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
@@ -7,6 +7,7 @@ import { linesBackward } from './jsonl/lines-backward.ts';
 import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { readLinesBackward } from './jsonl/read-lines-backward.ts';
+import { parseSharedRecord } from './jsonl/shared-records.ts';
 import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
 
 export type { FacetFilter };
@@ -59,6 +60,10 @@ interface Pending {
 const MAX_BATCH = 512;
 /** How many times a read opens the log again when the file was replaced under it. */
 const MAX_REOPEN = 3;
+/** Records read back kept for the next reads of an unchanged log (the newest page, each group's newest). */
+const MAX_KEPT = 256;
+/** Unfiltered pages up to this long are answered from the index when the log is unchanged. */
+const MAX_KEPT_PAGE = 100;
 
 /**
  * An append-only JSONL log with an in-memory index, safe for many writers in
@@ -96,6 +101,8 @@ export class RecordLog {
   #flushQueued = false;
   #refreshQueued: Promise<void> | undefined;
   readonly #listeners = new Set<Listener>();
+  /** Records read back through the current index, by position (at most MAX_KEPT, the oldest read first out); shared, frozen. */
+  #kept: { index: LogIndex | undefined; records: Map<number, JsonRecord> } = { index: undefined, records: new Map() };
 
   constructor(options: RecordLogOptions) {
     this.file = options.file;
@@ -121,7 +128,7 @@ export class RecordLog {
    * `skipped` counts the lines passed over, a torn last line included.
    */
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
-    if (!where) return this.#tail(limit);
+    if (!where) return this.#newestPage(limit);
     return this.#withHandle((handle) => this.#newestOf(handle, limit, where));
   }
 
@@ -157,11 +164,18 @@ export class RecordLog {
   }
 
   /** Exact counts over every record (LogIndex.tally), with the newest record of each group read back. */
-  tally(cutoffs: readonly number[]): Promise<IndexTally & { newest: Map<number, JsonRecord> }> {
+  async tally(cutoffs: readonly number[]): Promise<IndexTally & { newest: Map<number, JsonRecord> }> {
+    const index = await this.#unchanged();
+    if (index) {
+      const counts = index.tally(cutoffs);
+      const newest = await this.#readBack(index, counts.groups.map((g) => g.newest));
+      if (newest) return { ...counts, newest };
+    }
     return this.#settled(async (handle, index) => {
       const counts = index.tally(cutoffs);
       const newest = new Map<number, JsonRecord>();
-      await loadRecords(handle, index, counts.groups.map((g) => g.newest), newest);
+      await loadRecords(handle, index, counts.groups.map((g) => g.newest), newest, parseSharedRecord);
+      this.#keep(index, newest);
       return { ...counts, newest };
     });
   }
@@ -354,6 +368,85 @@ export class RecordLog {
       records.push(...loaded);
     }
     return { records, skipped };
+  }
+
+  /**
+   * The newest `limit` records, unfiltered. When the index has read the whole
+   * file as it is now (same file, size and time of change; no partial last
+   * line), its last positions are the page: read back from the records kept,
+   * or the file. Otherwise, and for long pages, the file is read backwards
+   * from its end (#tail). Both give the same page.
+   */
+  async #newestPage(limit: number): Promise<LogPage> {
+    const index = limit <= MAX_KEPT_PAGE ? await this.#unchanged() : undefined;
+    if (index) {
+      const picked = lastPositions(index, undefined, limit).reverse();
+      const records = await this.#readBack(index, picked);
+      if (records?.size === picked.length) {
+        const oldest = picked.length >= limit && picked.length > 0 ? index.span(picked.at(-1) as number).offset : 0;
+        return { records: picked.map((p) => records.get(p) as JsonRecord), skipped: index.skippedBetween(oldest, Number.POSITIVE_INFINITY) };
+      }
+    }
+    return this.#tail(limit);
+  }
+
+  /**
+   * The index, when it has read the whole of the file now at the log's path
+   * (an lstat: same file, size and time of change, no partial last line);
+   * otherwise undefined. Costs one trip to the thread pool, no open.
+   */
+  async #unchanged(): Promise<LogIndex | undefined> {
+    if (!this.#indexed.loaded) return undefined;
+    let info;
+    try {
+      info = await lstat(this.file);
+    } catch {
+      return undefined;
+    }
+    const cover = this.#indexed.cover(info);
+    return cover?.unchanged && cover.end === info.size ? cover.index : undefined;
+  }
+
+  /**
+   * The records of `index` at `positions`, from those kept, else read from
+   * the file (opened here, and only if it is still the file `index`
+   * describes); undefined when it is not, or a record no longer parses.
+   */
+  async #readBack(index: LogIndex, positions: readonly number[]): Promise<Map<number, JsonRecord> | undefined> {
+    const kept = this.#kept.index === index ? this.#kept.records : undefined;
+    const found = new Map<number, JsonRecord>();
+    const missing: number[] = [];
+    for (const p of positions) {
+      const record = kept?.get(p);
+      if (record) found.set(p, record);
+      else missing.push(p);
+    }
+    if (!missing.length) return found;
+    const read = await this.#withHandle(async (handle) => {
+      if (!handle || this.#indexed.cover(await handle.stat())?.index !== index) return undefined;
+      const loaded = new Map<number, JsonRecord>();
+      // Shared (frozen): the records kept are handed to many readers.
+      await loadRecords(handle, index, missing, loaded, parseSharedRecord);
+      return loaded.size === new Set(missing).size ? loaded : undefined;
+    });
+    if (!read) return undefined;
+    this.#keep(index, read);
+    for (const [p, record] of read) found.set(p, record);
+    return found;
+  }
+
+  /** Keeps records read back through `index` for later reads (see #readBack). */
+  #keep(index: LogIndex, records: Map<number, JsonRecord>): void {
+    if (this.#kept.index !== index) this.#kept = { index, records: new Map() };
+    const kept = this.#kept.records;
+    for (const [p, record] of records) {
+      kept.delete(p);
+      kept.set(p, record);
+    }
+    for (const p of kept.keys()) {
+      if (kept.size <= MAX_KEPT) break;
+      kept.delete(p);
+    }
   }
 
   /** Starts a catch-up in the background, unless one is waiting to start. */

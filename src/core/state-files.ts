@@ -64,7 +64,9 @@ export async function readStateDocument(dataDir: string, name: StateName): Promi
     });
     if (info.size > MAX_PARSED_STATE_BYTES) return tooLarge(String(info.size));
     // The file may have grown since its stat: never read more than the limit (and one byte to notice).
-    const bytes = await readAt(handle, 0, MAX_PARSED_STATE_BYTES + 1);
+    // A buffer of its size first (not of the limit: a state file is small, and read at every /summary).
+    const first = await readAt(handle, 0, info.size + 1);
+    const bytes = first.length <= info.size ? first : Buffer.concat([first, await readAt(handle, first.length, MAX_PARSED_STATE_BYTES + 1 - first.length)]);
     if (bytes.length > MAX_PARSED_STATE_BYTES) return tooLarge(`over ${MAX_PARSED_STATE_BYTES}`);
     try {
       return { name, exists: true, modified_at, data: JSON.parse(bytes.toString('utf8')), error: null };

@@ -253,14 +253,24 @@ export async function matching(handle: FileHandle | undefined, index: LogIndex, 
   return found;
 }
 
-/** The records of `index` at `positions`, in that order, read from `handle`; those that no longer parse are left out. */
-export async function loadRecords(handle: FileHandle | undefined, index: LogIndex, positions: readonly number[], into?: Map<number, JsonRecord>): Promise<JsonRecord[]> {
+/**
+ * The records of `index` at `positions`, in that order, read from `handle`;
+ * those that no longer parse are left out. `parse` may share them
+ * (parseSharedRecord) when the caller keeps them for later reads.
+ */
+export async function loadRecords(
+  handle: FileHandle | undefined,
+  index: LogIndex,
+  positions: readonly number[],
+  into?: Map<number, JsonRecord>,
+  parse: (text: string) => JsonRecord | undefined = parseRecord,
+): Promise<JsonRecord[]> {
   if (!handle || !positions.length) return [];
   // The spans are taken before the first await: the caller's index, whatever happens meanwhile.
   const texts = await readSpans(handle, positions.map((p) => index.span(p)));
   const records: JsonRecord[] = [];
   texts.forEach((text, i) => {
-    const record = parseRecord(text);
+    const record = parse(text);
     if (!record) return;
     records.push(record);
     into?.set(positions[i] as number, record);
