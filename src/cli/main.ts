@@ -1,17 +1,19 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, statSync, writeSync } from 'node:fs';
 
 // The entry: the only place that touches process.argv, the real streams and
 // process exit status.
 
 /**
- * Whether descriptor `fd` is a pipe, a file or a socket, written the way
- * Node's own stream for it writes on Linux: at once, with write(2). Anything
- * else (a terminal) gets Node's stream.
+ * Whether descriptor `fd` is a pipe, a file, a socket or /dev/null, written
+ * the way Node's own stream for it writes on Linux: at once, with write(2).
+ * Anything else (a terminal) gets Node's stream. /dev/null is the one
+ * character device known not to be a terminal without loading node:tty.
  */
 function writesDirectly(fd: number): boolean {
   try {
     const stat = fstatSync(fd);
-    return stat.isFIFO() || stat.isFile() || stat.isSocket();
+    if (stat.isFIFO() || stat.isFile() || stat.isSocket()) return true;
+    return stat.isCharacterDevice() && stat.rdev === statSync('/dev/null').rdev;
   } catch {
     return false;
   }
