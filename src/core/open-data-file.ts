@@ -97,6 +97,11 @@ export function fileRefusal(err: unknown): FileRefusal | undefined {
   return err instanceof EstateError ? refusals.get(err) : undefined;
 }
 
+/** Whether opening `file` checks folders of the data dir on the way (it lies under one); false for a file directly in the data dir. */
+export function hasDataFolders(file: string): boolean {
+  return foldersOf(path.dirname(path.resolve(file))) !== undefined;
+}
+
 /** Refuses `file` when a folder between the data dir and it resolves outside the data dir (or nowhere). */
 export async function assertInsideDataDir(file: string): Promise<void> {
   await assertDataFolder(path.dirname(path.resolve(file)));

@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { isNotFound } from '../fs-errors.ts';
-import { openDataFileInfo } from '../open-data-file.ts';
+import { type FileRead, openForRead } from '../held-data-files.ts';
 
 const NEWLINE = 0x0a;
 const SKIP_CHUNK = 1024 * 1024;
@@ -43,6 +43,21 @@ export async function* readLinesBackward(file: string, chunkSize = 64 * 1024, ma
 export const MORE: unique symbol = Symbol('more');
 
 const EMPTY = Buffer.alloc(0);
+const DEFAULT_CHUNK = 64 * 1024;
+
+/**
+ * Chunks of readers that are done, for the next readers: a tail read takes
+ * one 64 KiB chunk, and allocating one per request, outside V8's heap, had the
+ * garbage collector run for them. A chunk is handed back only when its reader
+ * closes (its lines are copies by then), and at most POOLED are kept.
+ */
+const POOLED = 16;
+const pool: Buffer[] = [];
+
+function chunkOf(length: number): Buffer {
+  const pooled = length === DEFAULT_CHUNK ? pool.pop() : undefined;
+  return pooled ?? Buffer.allocUnsafe(length);
+}
 
 /**
  * The lines of a file from the last to the first, as `readLinesBackward`
@@ -56,6 +71,7 @@ const EMPTY = Buffer.alloc(0);
  *   for (let line = lines?.next(); line !== undefined; line = lines.next()) if (line === MORE) await lines.read(); else …
  */
 export class BackwardLines {
+  readonly #file: FileRead;
   readonly #handle: FileHandle;
   readonly #chunkSize: number;
   readonly #maxLineBytes: number;
@@ -72,24 +88,27 @@ export class BackwardLines {
   #tooLong = false;
   /** Whether the file's first line has been handed out. */
   #done = false;
+  /** The chunks read, handed back to the pool on close. */
+  #chunks: Buffer[] = [];
 
-  private constructor(handle: FileHandle, size: number, chunkSize: number, maxLineBytes: number) {
-    this.#handle = handle;
-    this.#position = size;
+  private constructor(file: FileRead, chunkSize: number, maxLineBytes: number) {
+    this.#file = file;
+    this.#handle = file.handle;
+    this.#position = file.size;
     this.#chunkSize = chunkSize;
     this.#maxLineBytes = maxLineBytes;
   }
 
-  /** Opens `file` of the data dir (see openDataFile); undefined when it does not exist. */
-  static async open(file: string, chunkSize = 64 * 1024, maxLineBytes = MAX_LINE_BYTES): Promise<BackwardLines | undefined> {
+  /** Opens `file` of the data dir (see openDataFile and openForRead); undefined when it does not exist. */
+  static async open(file: string, chunkSize = DEFAULT_CHUNK, maxLineBytes = MAX_LINE_BYTES): Promise<BackwardLines | undefined> {
     let opened;
     try {
-      opened = await openDataFileInfo(file);
+      opened = await openForRead(file);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    return new BackwardLines(opened.handle, opened.info.size, chunkSize, maxLineBytes);
+    return new BackwardLines(opened, chunkSize, maxLineBytes);
   }
 
   /** The next line back: its text, null when longer than maxLineBytes, MORE when `read()` must come first, undefined past the first line. */
@@ -121,14 +140,19 @@ export class BackwardLines {
     // Passing over a long line, read larger chunks: fewer reads, the same bytes.
     const length = Math.min(this.#tooLong ? Math.max(this.#chunkSize, SKIP_CHUNK) : this.#chunkSize, this.#position);
     this.#position -= length;
-    const chunk = Buffer.allocUnsafe(length);
+    const chunk = chunkOf(length);
+    this.#chunks.push(chunk);
     const { bytesRead } = await this.#handle.read(chunk, 0, length, this.#position);
     this.#data = chunk.subarray(0, bytesRead);
     this.#end = bytesRead;
   }
 
   async close(): Promise<void> {
-    await this.#handle.close();
+    this.#data = undefined;
+    this.#pieces = [];
+    for (const chunk of this.#chunks) if (chunk.length === DEFAULT_CHUNK && pool.length < POOLED) pool.push(chunk);
+    this.#chunks = [];
+    await this.#file.done();
   }
 
   /** The line whose last piece is `data[start, end)`; undefined when it is empty. */
