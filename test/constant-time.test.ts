@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { mock, test } from 'node:test';
-import { type KeyRecord, matchKey, secretsEqual } from '../src/core/keys/key-store.ts';
+import { type KeyRecord, matchKey, secretMatcher, secretsEqual } from '../src/core/keys/key-store.ts';
 
 // Secrets are compared in constant time: every check of a presented API key
 // ends in one crypto.timingSafeEqual over fixed-length hashes, whether the
@@ -36,6 +36,8 @@ test('every key check is one timingSafeEqual of two 32-byte hashes, known key id
     ['no key shape at all', () => matchKey([record], 'nonsense', new Date()), undefined],
     ['ESTATE_API_KEY, equal', () => secretsEqual('env-secret', 'env-secret'), true],
     ['ESTATE_API_KEY, another length', () => secretsEqual('env-secret-longer', 'env-secret'), false],
+    ['ESTATE_API_KEY hashed once (the server\'s check), equal', () => secretMatcher('env-secret')('env-secret'), true],
+    ['ESTATE_API_KEY hashed once, another length', () => secretMatcher('env-secret')('env-secret-longer'), false],
   ];
   for (const [name, check, expected] of cases) {
     calls.length = 0;

@@ -113,6 +113,7 @@ function compileObject(def: Internals['def']): OutputCheck | undefined {
     const { optin, optout } = internals(field);
     if (!(optin === 'optional' && optout === 'optional')) required.push(name);
   }
+  const small = names.length <= 8;
   return (v) => {
     if (typeof v !== 'object' || v === null) return false;
     const proto = Object.getPrototypeOf(v);
@@ -121,8 +122,17 @@ function compileObject(def: Internals['def']): OutputCheck | undefined {
     let next = 0;
     let extras = false;
     for (const key in record) {
-      const i = index.get(key);
-      if (i === undefined) {
+      // A few names are found faster by comparing (keys are interned strings) than by hashing.
+      let i = -1;
+      if (small) {
+        for (let j = 0; j < names.length; j++) {
+          if (names[j] === key) {
+            i = j;
+            break;
+          }
+        }
+      } else i = index.get(key) ?? -1;
+      if (i === -1) {
         if (!loose || key === '__proto__') return false;
         extras = true;
         continue;

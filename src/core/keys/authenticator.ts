@@ -1,6 +1,6 @@
 import type { Principal } from './principal.ts';
 import type { Credentials, TokenSecret } from '../store/store.ts';
-import { keyIdOf, matchKey, secretsEqual, SCOPES } from './key-store.ts';
+import { keyIdOf, matchKey, SCOPES, secretMatcher } from './key-store.ts';
 import { TokenVerifier } from './tokens.ts';
 import { UsageRecorder } from './usage-recorder.ts';
 
@@ -32,9 +32,10 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
   const tokens = new TokenVerifier(options.tokenSecret);
   const usage = new UsageRecorder((keyId, at) => options.credentials.touch(keyId, at), options.onUsageError);
   const now = options.now ?? (() => new Date());
+  const isEnvKey = options.envApiKey ? secretMatcher(options.envApiKey) : undefined;
   const authenticate: Authenticator = async (secret) => {
     if (!secret) return undefined;
-    if (options.envApiKey && secretsEqual(secret, options.envApiKey)) {
+    if (isEnvKey?.(secret)) {
       return { userId: 'operator', keyId: 'env', scopes: SCOPES };
     }
     const at = now();

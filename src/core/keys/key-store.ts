@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Scope } from './principal.ts';
@@ -55,12 +56,19 @@ export function keyIdOf(presented: string): string | undefined {
 }
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // crypto.hash (Node 20.12+) in one call, else a Hash object.
+  return typeof crypto.hash === 'function' ? crypto.hash('sha256', secret, 'buffer') : createHash('sha256').update(secret, 'utf8').digest();
 }
 
 /** Constant-time equality of two secrets of any length. */
 export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(hashSecret(a), hashSecret(b));
+}
+
+/** `secretsEqual(·, secret)` with `secret` hashed once: for a secret checked on every request (ESTATE_API_KEY). */
+export function secretMatcher(secret: string): (candidate: string) => boolean {
+  const hashed = hashSecret(secret);
+  return (candidate) => timingSafeEqual(hashSecret(candidate), hashed);
 }
 
 /**
