@@ -60,9 +60,9 @@ interface Pending {
 const MAX_BATCH = 512;
 /** How many times a read opens the log again when the file was replaced under it. */
 const MAX_REOPEN = 3;
-/** Records read back kept for the next reads of an unchanged log (the newest page, each group's newest). */
-const MAX_KEPT = 256;
-/** Unfiltered pages up to this long are answered from the index when the log is unchanged. */
+/** Records read back kept for the next reads of an unchanged log (the newest pages, each group's newest): about 1 KB each. */
+const MAX_KEPT = 2048;
+/** Pages up to this long are answered from the index and the records kept when the log is unchanged. */
 const MAX_KEPT_PAGE = 100;
 
 /**
@@ -127,8 +127,10 @@ export class RecordLog {
    * read backwards (see #newestOf): it never waits for the index either.
    * `skipped` counts the lines passed over, a torn last line included.
    */
-  newest(limit: number, where?: FacetFilter): Promise<LogPage> {
-    if (!where) return this.#newestPage(limit);
+  async newest(limit: number, where?: FacetFilter): Promise<LogPage> {
+    const kept = await this.#newestKept(limit, where);
+    if (kept) return kept;
+    if (!where) return this.#tail(limit);
     return this.#withHandle((handle) => this.#newestOf(handle, limit, where));
   }
 
@@ -371,23 +373,22 @@ export class RecordLog {
   }
 
   /**
-   * The newest `limit` records, unfiltered. When the index has read the whole
-   * file as it is now (same file, size and time of change; no partial last
-   * line), its last positions are the page: read back from the records kept,
-   * or the file. Otherwise, and for long pages, the file is read backwards
-   * from its end (#tail). Both give the same page.
+   * `newest` when the index has read the whole file as it is now (same file,
+   * size and time of change; no partial last line): the index's last
+   * positions (of the facet value) are the page, read back from the records
+   * kept, or the file. undefined otherwise, and for long pages or hashed
+   * facets: then the file is read backwards (#tail, #newestOf). Both give the
+   * same page.
    */
-  async #newestPage(limit: number): Promise<LogPage> {
-    const index = limit <= MAX_KEPT_PAGE ? await this.#unchanged() : undefined;
-    if (index) {
-      const picked = lastPositions(index, undefined, limit).reverse();
-      const records = await this.#readBack(index, picked);
-      if (records?.size === picked.length) {
-        const oldest = picked.length >= limit && picked.length > 0 ? index.span(picked.at(-1) as number).offset : 0;
-        return { records: picked.map((p) => records.get(p) as JsonRecord), skipped: index.skippedBetween(oldest, Number.POSITIVE_INFINITY) };
-      }
-    }
-    return this.#tail(limit);
+  async #newestKept(limit: number, where: FacetFilter | undefined): Promise<LogPage | undefined> {
+    if (limit > MAX_KEPT_PAGE || limit <= 0) return undefined;
+    const index = await this.#unchanged();
+    if (!index || (where && index.isHashed(where.facet))) return undefined;
+    const picked = lastPositions(index, where, limit).reverse();
+    const records = await this.#readBack(index, picked);
+    if (records?.size !== picked.length) return undefined;
+    const oldest = picked.length >= limit ? index.span(picked.at(-1) as number).offset : 0;
+    return { records: picked.map((p) => records.get(p) as JsonRecord), skipped: index.skippedBetween(oldest, Number.POSITIVE_INFINITY) };
   }
 
   /**
