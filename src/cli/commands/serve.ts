@@ -80,6 +80,8 @@ export function serveCommand(io: CliIO): Command {
           throw listenError(err, host, port);
         }
         io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
+        // Index the logs in the background now, so the first dashboard aggregates need not wait for it (reads never do).
+        void Promise.all([ctx.store.completions.refresh(), ctx.store.entries.refresh()]).catch(() => {});
         if (options.demo) {
           const { key } = await ctx.store.credentials.create({ userId: 'demo', name: 'demo key' });
           io.stdout(demoBanner(running.url, key));
