@@ -28,24 +28,28 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 export const CONTEXT_NAME_RULE = 'a context name: letters, digits, dots, underscores and hyphens (at most 63), starting with a letter or digit';
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const contextSchema = z
-  .strictObject({
-    url: z.string().min(1).max(2048),
-    api_key_env: z.string().regex(ENV_NAME, { message: 'must be an environment variable name (letters, digits, underscores)' }).optional(),
-    api_key_file: z.string().min(1).max(4096).optional(),
-    api_key: z.string().min(1).max(4096).optional(),
-  })
-  .refine((c) => [c.api_key_env, c.api_key_file, c.api_key].filter((v) => v !== undefined).length <= 1, {
-    message: 'has more than one of api_key_env, api_key_file and api_key: keep one',
+/** The contexts file's schema; built when a file is read (most command lines find none). */
+function contextsFileSchema() {
+  const context = z
+    .strictObject({
+      url: z.string().min(1).max(2048),
+      api_key_env: z.string().regex(ENV_NAME, { message: 'must be an environment variable name (letters, digits, underscores)' }).optional(),
+      api_key_file: z.string().min(1).max(4096).optional(),
+      api_key: z.string().min(1).max(4096).optional(),
+    })
+    .refine((c) => [c.api_key_env, c.api_key_file, c.api_key].filter((v) => v !== undefined).length <= 1, {
+      message: 'has more than one of api_key_env, api_key_file and api_key: keep one',
+    });
+  return z.strictObject({
+    current: z.string().optional(),
+    contexts: z.record(z.string().regex(NAME, { message: CONTEXT_NAME_RULE }), context).default({}),
   });
+}
 
-const fileSchema = z.strictObject({
-  current: z.string().optional(),
-  contexts: z.record(z.string().regex(NAME, { message: CONTEXT_NAME_RULE }), contextSchema).default({}),
-});
+let fileSchema: ReturnType<typeof contextsFileSchema> | undefined;
 
-export type ContextEntry = z.output<typeof contextSchema>;
-export type ContextsFile = z.output<typeof fileSchema>;
+export type ContextsFile = z.output<ReturnType<typeof contextsFileSchema>>;
+export type ContextEntry = ContextsFile['contexts'][string];
 
 /** `$XDG_CONFIG_HOME/estate/contexts.json` (an absolute XDG_CONFIG_HOME only), else `~/.config/estate/contexts.json`. */
 export function contextsFilePath(env: NodeJS.ProcessEnv): string {
@@ -81,7 +85,7 @@ export function readContextsFile(file: string): ContextsFile {
   } catch (err) {
     throw new EstateError('usage', `${file} is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = fileSchema.safeParse(raw);
+  const parsed = (fileSchema ??= contextsFileSchema()).safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(top level)'}: ${i.code === 'unrecognized_keys' ? `unknown key ${i.keys.join(', ')}` : i.message}`);
     throw new EstateError('usage', `${file} is invalid: ${problems.join('; ')}`);
