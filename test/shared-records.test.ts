@@ -3,8 +3,10 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseSharedRecord, sharedRecordJson } from '../src/core/jsonl/shared-records.ts';
+import { dataPath } from '../src/core/data-files.ts';
+import { isSharedRecord, parseSharedRecord, sharedRecordJson } from '../src/core/jsonl/shared-records.ts';
 import { tailRecords } from '../src/core/jsonl/tail-records.ts';
+import { recentRecords } from '../src/core/recent-records.ts';
 import { jsonText } from '../src/server/json-text.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 
@@ -44,6 +46,47 @@ test('shared tail reads see every change of the log: appends, rewrites, truncati
   assert.deepEqual(await read(), [22, 1]);
   await writeFile(file, '');
   assert.deepEqual(await read(), []);
+});
+
+test('an unchanged log end answers the same frozen result; a change of the same size does not', async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'trends.jsonl');
+  await writeFile(file, '{"v":1}\n{"v":2}\n{"v":3}\n');
+  const first = await tailRecords(file, 2, { shared: true });
+  const again = await tailRecords(file, 2, { shared: true });
+  assert.equal(again, first, 'the same result');
+  assert.ok(Object.isFrozen(first) && Object.isFrozen(first.records));
+  assert.deepEqual((await tailRecords(file, 3, { shared: true })).records.map((r) => r.v), [3, 2, 1], 'another limit, another result');
+  assert.deepEqual((await tailRecords(file, 2)).records.map((r) => r.v), [3, 2], 'an unshared read of the same');
+
+  await writeFile(file, '{"v":1}\n{"v":2}\n{"v":4}\n');
+  const changed = await tailRecords(file, 2, { shared: true });
+  assert.notEqual(changed, first);
+  assert.deepEqual(changed.records.map((r) => r.v), [4, 2], 'a rewrite of the same size is seen');
+  await writeFile(file, '{"v":9}\n{"v":2}\n{"v":4}\n');
+  assert.deepEqual((await tailRecords(file, 2, { shared: true })).records.map((r) => r.v), [4, 2], 'a change before the lines read changes nothing');
+  await writeFile(file, '{"v":9} {"v":2}\n{"v":4}\n');
+  const joined = await tailRecords(file, 2, { shared: true });
+  assert.deepEqual([joined.records.map((r) => r.v), joined.skipped], [[4], 1], 'the newline before the oldest line read is part of what is compared');
+  await writeFile(file, '{"v":9}\n{"v":2}\n{"v":5}\n');
+  assert.deepEqual((await tailRecords(file, 3, { shared: true })).records.map((r) => r.v), [5, 2, 9]);
+  await writeFile(file, '{"v":8}\n{"v":2}\n{"v":5}\n');
+  assert.deepEqual((await tailRecords(file, 3, { shared: true })).records.map((r) => r.v), [5, 2, 8], 'a read that reached the file\'s start depends on all of it');
+});
+
+test('recentRecords answers the same frozen page while the log end is unchanged', async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(dataPath(dir, 'trends'), '{"v":1}\n{"v":2}\n');
+  const page = await recentRecords(dir, 'trends', 5);
+  assert.equal(await recentRecords(dir, 'trends', 5), page);
+  assert.ok(Object.isFrozen(page) && Object.isFrozen(page.items) && isSharedRecord(page));
+  assert.equal(sharedRecordJson(page), JSON.stringify({ items: [{ v: 2 }, { v: 1 }], count: 2, limit: 5, skipped_lines: 0 }));
+  await appendFile(dataPath(dir, 'trends'), '{"v":3}\n');
+  const next = await recentRecords(dir, 'trends', 5);
+  assert.notEqual(next, page);
+  assert.deepEqual(next.items.map((r) => r.v), [3, 2, 1]);
+  const filtered = await recentRecords(dir, 'trends', 5, (r) => r.v !== 2);
+  assert.ok(!Object.isFrozen(filtered.items), 'a filtered page is the caller\'s own');
 });
 
 test('jsonText writes the bytes JSON.stringify writes, shared records or not', () => {

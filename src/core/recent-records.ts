@@ -1,5 +1,6 @@
 import { dataPath, type DataFile } from './data-files.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
+import { shareValue } from './jsonl/shared-records.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
 
 export interface Page<T = JsonRecord> {
@@ -13,7 +14,8 @@ export interface Page<T = JsonRecord> {
 
 /**
  * The newest `limit` records of one of the data dir's logs, optionally
- * filtered. Unfiltered, the records are shared (frozen; see shared-records.ts).
+ * filtered. Unfiltered, the records are shared (frozen; see shared-records.ts),
+ * and so is the page when the log's end is as the last read found it.
  */
 export async function recentRecords(
   dataDir: string,
@@ -22,8 +24,18 @@ export async function recentRecords(
   where?: (record: JsonRecord) => boolean,
 ): Promise<Page> {
   const { records, skipped } = await tailRecords(dataPath(dataDir, log), limit, where ? { where } : { shared: true });
-  return { items: records, count: records.length, limit, skipped_lines: skipped };
+  if (!Object.isFrozen(records)) return { items: records, count: records.length, limit, skipped_lines: skipped };
+  // The same frozen records as a read before (the log's end did not change): the same page, shared too.
+  let page = pages.get(records);
+  if (page === undefined) {
+    page = shareValue({ items: records, count: records.length, limit, skipped_lines: skipped });
+    pages.set(records, page);
+  }
+  return page;
 }
+
+/** Pages of the shared results of tailRecords (a frozen result is only ever of one limit). */
+const pages = new WeakMap<readonly JsonRecord[], Page>();
 
 /** The newest record of a log (optionally the newest that matches), or undefined when there is none. */
 export async function latestRecord(

@@ -2,15 +2,18 @@ import { isSharedRecord, sharedRecordJson } from '../core/jsonl/shared-records.t
 
 /**
  * `JSON.stringify(value)`, the same bytes, faster for a page of a log's
- * newest records: an array of shared records (src/core/jsonl/shared-records.ts)
- * as the answer or as one of its fields is joined from the texts the records
- * keep, so a record read again is not serialised again. Anything else goes
- * to JSON.stringify whole.
+ * newest records: a shared value (src/core/jsonl/shared-records.ts) keeps its
+ * text, and an array of shared records as the answer or as one of its fields
+ * is joined from the texts the records keep, so a record read again is not
+ * serialised again. Anything else goes to JSON.stringify whole.
  *
  * @example
  *   jsonText({ items: page.items, count: 2 }) === JSON.stringify({ items: page.items, count: 2 })
  */
 export function jsonText(value: unknown): string {
+  // A shared value (a page read again) keeps its text.
+  const kept = sharedRecordJson(value);
+  if (kept !== undefined) return kept;
   if (Array.isArray(value)) return sharedArrayText(value) ?? JSON.stringify(value);
   if (!isFieldwise(value)) return JSON.stringify(value);
   const record = value as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isSharedRecord } from '../core/jsonl/shared-records.ts';
 import { EstateError, errorBody } from '../errors.ts';
 import { sendThenDrain } from './drain-request.ts';
 import { jsonText } from './json-text.ts';
@@ -83,7 +84,7 @@ export function sendJson(
   if (status === 204) return sendText(req, res, status, 'application/json', '', headers, id);
   const payload = jsonText(body);
   if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers, id);
-  const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : tagOf(payload);
+  const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : sharedTag(body, payload);
   const cached: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache' };
   if (headers !== undefined) for (const name in headers) cached[name] = headers[name] as string;
   if (matchesEtag(req.headers['if-none-match'], etag)) return writeAnswer(req, res, 304, 'application/json', '', 0, cached, id);
@@ -123,6 +124,19 @@ const sha1 = typeof crypto.hash === 'function' ? (text: string) => crypto.hash('
 
 function tagOf(text: string): string {
   return `"${sha1(text)}"`;
+}
+
+/** Tags of shared (frozen) answers, which cannot change: a page read again is not hashed again. */
+const sharedTags = new WeakMap<object, string>();
+
+function sharedTag(body: unknown, payload: string): string {
+  if (!isSharedRecord(body)) return tagOf(payload);
+  let tag = sharedTags.get(body as object);
+  if (tag === undefined) {
+    tag = tagOf(payload);
+    sharedTags.set(body as object, tag);
+  }
+  return tag;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -59,6 +59,15 @@ function chunkOf(length: number): Buffer {
   return pooled ?? Buffer.allocUnsafe(length);
 }
 
+/** A buffer of at least `length` bytes (up to a chunk's, from the pool); hand it back with `giveChunk` once nothing refers to it. */
+export function takeChunk(length: number): Buffer {
+  return length <= DEFAULT_CHUNK ? chunkOf(DEFAULT_CHUNK) : Buffer.allocUnsafe(length);
+}
+
+export function giveChunk(chunk: Buffer): void {
+  if (chunk.length === DEFAULT_CHUNK && pool.length < POOLED) pool.push(chunk);
+}
+
 /**
  * The lines of a file from the last to the first, as `readLinesBackward`
  * yields them, for a reader that takes many: `next()` hands out the lines of
@@ -90,6 +99,13 @@ export class BackwardLines {
   #done = false;
   /** The chunks read, handed back to the pool on close. */
   #chunks: Buffer[] = [];
+  /** Where in the file the chunk read last starts. */
+  #dataOffset = 0;
+  /** The bytes of the first read (the end of the file), and where they start. */
+  #first: Buffer | undefined;
+  #firstOffset = 0;
+  /** Where in the file the line returned last starts. */
+  #lineStart = -1;
 
   private constructor(file: FileRead, chunkSize: number, maxLineBytes: number) {
     this.#file = file;
@@ -108,7 +124,29 @@ export class BackwardLines {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    return new BackwardLines(opened, chunkSize, maxLineBytes);
+    return BackwardLines.over(opened, chunkSize, maxLineBytes);
+  }
+
+  /** Reads a file opened with openForRead; `close()` ends the read (`done()`). */
+  static over(file: FileRead, chunkSize = DEFAULT_CHUNK, maxLineBytes = MAX_LINE_BYTES): BackwardLines {
+    return new BackwardLines(file, chunkSize, maxLineBytes);
+  }
+
+  /** The size of the file as the read sees it. */
+  get size(): number {
+    return this.#file.size;
+  }
+
+  /** Where in the file the line `next()` returned last starts (-1 before the first). */
+  get lineStart(): number {
+    return this.#lineStart;
+  }
+
+  /** A copy of the file's bytes from `from` to its end, when the chunks still held cover them (the first chunk read); else undefined. */
+  copyFrom(from: number): Buffer | undefined {
+    const first = this.#first;
+    if (first === undefined || from < this.#firstOffset || this.#firstOffset + first.length !== this.#file.size) return undefined;
+    return Buffer.from(first.subarray(from - this.#firstOffset));
   }
 
   /** The next line back: its text, null when longer than maxLineBytes, MORE when `read()` must come first, undefined past the first line. */
@@ -122,7 +160,10 @@ export class BackwardLines {
           if (nl === -1) break;
           this.#end = nl;
           const line = this.#finish(data, nl + 1, end);
-          if (line !== undefined) return line;
+          if (line !== undefined) {
+            this.#lineStart = this.#dataOffset + nl + 1;
+            return line;
+          }
         }
         this.#keepHead(data);
         this.#data = undefined;
@@ -131,7 +172,10 @@ export class BackwardLines {
       if (this.#done) return undefined;
       this.#done = true;
       const first = this.#finish(EMPTY, 0, 0);
-      if (first !== undefined) return first;
+      if (first !== undefined) {
+        this.#lineStart = 0;
+        return first;
+      }
     }
   }
 
@@ -143,14 +187,20 @@ export class BackwardLines {
     const chunk = chunkOf(length);
     this.#chunks.push(chunk);
     const { bytesRead } = await this.#handle.read(chunk, 0, length, this.#position);
+    this.#dataOffset = this.#position;
     this.#data = chunk.subarray(0, bytesRead);
+    if (this.#first === undefined) {
+      this.#first = this.#data;
+      this.#firstOffset = this.#position;
+    }
     this.#end = bytesRead;
   }
 
   async close(): Promise<void> {
     this.#data = undefined;
+    this.#first = undefined;
     this.#pieces = [];
-    for (const chunk of this.#chunks) if (chunk.length === DEFAULT_CHUNK && pool.length < POOLED) pool.push(chunk);
+    for (const chunk of this.#chunks) giveChunk(chunk);
     this.#chunks = [];
     await this.#file.done();
   }

@@ -35,7 +35,18 @@ export function parseSharedRecord(line: string): JsonRecord | undefined {
   return record;
 }
 
-/** Whether `value` is a shared record (see parseSharedRecord). */
+/**
+ * Makes `value` shared like a record of parseSharedRecord: frozen, deeply,
+ * and keeping its JSON text once asked (a page of shared records, sent again
+ * and again). Returns it.
+ */
+export function shareValue<T extends object>(value: T): T {
+  deepFreeze(value);
+  if (!texts.has(value)) texts.set(value, '');
+  return value;
+}
+
+/** Whether `value` is a shared record (see parseSharedRecord) or value (shareValue). */
 export function isSharedRecord(value: unknown): boolean {
   return typeof value === 'object' && value !== null && texts.has(value);
 }
