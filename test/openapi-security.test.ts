@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createKey } from '../src/core/keys/key-store.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { readResponse, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
+import { answer } from './helpers/openapi-contract.ts';
+import { startServer, type TestResponse, type TestServer } from './helpers/server.ts';
 
 // What the served document says of each operation's credentials, checked
 // against the live server: anonymous calls are refused (403) exactly where
@@ -16,15 +17,7 @@ const MISSING_RUN = 'run_0000000000000000';
 
 /** One call; an event stream is read up to its headers, then dropped. */
 async function call(server: TestServer, method: string, route: string, produces: string | undefined, headers: Record<string, string>): Promise<TestResponse> {
-  if (produces === 'text/event-stream') {
-    const abort = new AbortController();
-    const res = await fetch(server.url + route, { headers, signal: abort.signal });
-    if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-      abort.abort();
-      return { status: res.status, headers: res.headers, text: '', json: undefined };
-    }
-    return readResponse(res);
-  }
+  if (produces === 'text/event-stream') return answer(server, route, produces, headers);
   return server.request(method, route, method === 'GET' || method === 'DELETE' ? { headers } : { headers, body: {} });
 }
 
