@@ -15,9 +15,13 @@
 // BENCH_SECONDS=4 (per run), BENCH_ROUNDS=3, BENCH_CONNECTIONS=50,
 // BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,cold (what to
 // run), BENCH_MINIMAL=1 (adds the bare server without production work, the
-// physical limit), BENCH_COMPLETIONS=1000000. Writes are measured by
-// bench/writes.mjs, which counts every acknowledged write against the log.
+// physical limit), BENCH_APPEND_MS=N (the servers read a copy of the
+// trends log, and another writer appends a point to it every N ms while
+// /trends is driven: answers cannot be the same as the last),
+// BENCH_COMPLETIONS=1000000. Writes are measured by bench/writes.mjs, which
+// counts every acknowledged write against the log.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +38,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const completions = Number(process.env.BENCH_COMPLETIONS ?? 1_000_000);
 const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,cold').split(',').map((s) => s.trim()));
+const appendMs = Number(process.env.BENCH_APPEND_MS ?? 0);
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
 delete env.NODE_EXTRA_CA_CERTS;
@@ -105,7 +110,11 @@ let names = [];
 if (parts.has('reads')) {
   for (const size of sizes) {
     log(`preparing the ${size} trends log…`);
-    const dir = await trendsDir(size);
+    const source = await trendsDir(size);
+    const dir = appendMs > 0 ? await mkdtemp(path.join(os.tmpdir(), 'estate-bench-trends-')) : source;
+    if (appendMs > 0) await cp(source, dir, { recursive: true });
+    let seq = 0;
+    const appendPoint = () => appendFileSync(path.join(dir, 'trends.jsonl'), `${JSON.stringify({ ts: new Date().toISOString(), node: 'writer', cpu_pct: seq % 100, mem_pct: 50, seq: seq++ })}\n`);
     const servers = [];
     for (const s of readServers(dir)) servers.push({ ...s, ...(await startServer(s.args, env)) });
     names = servers.map((s) => s.name);
@@ -118,7 +127,9 @@ if (parts.has('reads')) {
       const runs = Object.fromEntries(servers.map((s) => [s.name, []]));
       for (let round = 1; round <= rounds; round++) {
         for (const s of servers) {
+          const writer = appendMs > 0 && route.startsWith('/trends') ? setInterval(appendPoint, appendMs) : undefined;
           const r = await load(s.url + route);
+          clearInterval(writer);
           runs[s.name].push(r);
           log(`  ${size} ${route} round ${round} ${s.name}: ${fmt(r.rps)} req/s`);
         }
@@ -137,6 +148,8 @@ if (parts.has('reads')) {
     }
     for (const s of servers) rss.push([`${s.name}, ${size} trends log`, memoryMb(s.child.pid).VmHWM]);
     for (const s of servers) await stopServer(s);
+    if (dir !== source) await rm(dir, { recursive: true, force: true });
+    if (seq) log(`  ${seq} points appended to the ${size} log while /trends was driven`);
   }
 }
 
@@ -193,7 +206,7 @@ const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
 const how = tool === 'wrk' ? `wrk, 2 threads, ${connections} connections` : `autocannon, ${connections} connections`;
 console.log(`estate benchmark, ${new Date().toISOString()}: Node ${process.version}, ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os.loadavg()[0].toFixed(2)} at the end; ${how}, ${seconds} s per run`);
 if (readRows.length) {
-  console.log(`\nReads: medians of ${rounds} rounds, interleaved ${names.map((n) => n[0].toUpperCase()).join(' ')} × ${rounds} (${names.join(', ')}); ratios of the medians.\n`);
+  console.log(`\nReads: medians of ${rounds} rounds, interleaved ${names.map((n) => n[0].toUpperCase()).join(' ')} × ${rounds} (${names.join(', ')}); ratios of the medians.${appendMs > 0 ? ` A point appended to the trends log every ${appendMs} ms while /trends is driven.` : ''}\n`);
   console.log(table(['trends log', 'route', ...names.map((n) => `${n} req/s`), 'estate / bare', 'estate / fastify', ...names.map((n) => `${n} p50 / p99 ms`), 'errors'], readRows));
   console.log(`\n<details><summary>every round</summary>\n\n${table(['trends log', 'route', 'round', ...names.map((n) => `${n} req/s`), 'estate / bare', 'estate / fastify'], roundRows)}\n\n</details>`);
 }
