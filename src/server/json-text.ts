@@ -1,4 +1,4 @@
-import { isSharedRecord, sharedRecordJson } from '../core/jsonl/shared-records.ts';
+import { isSharedRecord, keepSharedText, keptSharedText, sharedRecordJson } from '../core/jsonl/shared-records.ts';
 
 /**
  * `JSON.stringify(value)`, the same bytes, faster for a page of a log's
@@ -12,8 +12,14 @@ import { isSharedRecord, sharedRecordJson } from '../core/jsonl/shared-records.t
  */
 export function jsonText(value: unknown): string {
   // A shared value (a page read again) keeps its text.
-  const kept = sharedRecordJson(value);
+  const kept = keptSharedText(value);
   if (kept !== undefined) return kept;
+  const text = composedText(value);
+  if (isSharedRecord(value)) keepSharedText(value as object, text);
+  return text;
+}
+
+function composedText(value: unknown): string {
   if (Array.isArray(value)) return sharedArrayText(value) ?? JSON.stringify(value);
   if (!isFieldwise(value)) return JSON.stringify(value);
   const record = value as Record<string, unknown>;

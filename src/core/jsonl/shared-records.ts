@@ -64,6 +64,18 @@ export function sharedRecordJson(value: unknown): string | undefined {
   return json;
 }
 
+/** The JSON text a shared value keeps, once kept (see keepSharedText); undefined before, or for any other value. */
+export function keptSharedText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const text = texts.get(value);
+  return text === '' ? undefined : text;
+}
+
+/** Keeps `text`, which must be `JSON.stringify(value)`, as the text of the shared `value` (a page whose text was joined from its records'). */
+export function keepSharedText(value: object, text: string): void {
+  if (texts.get(value) === '') texts.set(value, text);
+}
+
 function deepFreeze(value: object): void {
   Object.freeze(value);
   for (const key in value) {
