@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { operationId } from '../src/api/openapi.ts';
 import { operations } from '../src/api/operations/index.ts';
 import { PAGE_ROUTE_DOCS } from '../src/server/docs-routes.ts';
+import { browserSkip, launchChromium } from './helpers/browser.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
@@ -16,9 +13,7 @@ import { newKey, startServer } from './helpers/server.ts';
 // request leaves 127.0.0.1. CI installs Chromium, so there a missing browser
 // fails; elsewhere the test is skipped and says why.
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-const skip = missing && !process.env.CI ? `${CHROMIUM} is not installed (apt-get install chromium); CI runs this test` : false;
+const skip = browserSkip;
 
 /** Every route the document describes. */
 const ROUTES = [...operations, ...PAGE_ROUTE_DOCS];
@@ -32,15 +27,7 @@ interface Recorder {
 }
 
 async function launch(t: Parameters<typeof tempDataDir>[0]): Promise<{ context: BrowserContext; page: Page; seen: Recorder }> {
-  assert.ok(!missing, `${CHROMIUM} is missing: CI must install Debian's chromium package`);
-  const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'estate-chromium-'));
-  t.after(() => rm(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  t.after(() => context.close());
+  const context = await launchChromium(t, ['--disable-quic']);
   const seen: Recorder = { requests: [], problems: [] };
   context.on('request', (r) => seen.requests.push(r.url()));
   await context.addInitScript({

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { runEstate } from './helpers/cli.ts';
+import { browserSkip, launchChromium } from './helpers/browser.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { startServer } from './helpers/server.ts';
 
@@ -13,9 +9,7 @@ import { startServer } from './helpers/server.ts';
 // nonce CSP (no violation), the page goes live and shows a completion the CLI
 // records, and a <script> title stays text. Skipped without Chromium, except in CI.
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-const skip = missing && !process.env.CI ? `${CHROMIUM} is not installed (apt-get install chromium); CI runs this test` : false;
+const skip = browserSkip;
 /** Bounds every wait, so a broken page fails instead of hanging; never a speed assertion. */
 const WAIT = { timeout: 30_000 };
 const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';
@@ -23,14 +17,7 @@ const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 test('/hq/work goes live in a browser and shows a completion the CLI records, as text', { skip }, async (t) => {
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const server = await startServer(t, dir);
-  const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'estate-chromium-'));
-  t.after(() => rm(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  t.after(() => context.close());
+  const context = await launchChromium(t);
   const problems: string[] = [];
   const requests: string[] = [];
   context.on('request', (r) => requests.push(r.url()));
