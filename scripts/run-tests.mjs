@@ -15,5 +15,6 @@ const files = readdirSync(path.join(root, 'test'), { recursive: true, encoding: 
   .map((f) => path.join('test', f))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', cwd: root });
+// A test that hangs fails after 5 minutes instead of holding the run (the slowest take about 20 s).
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-reporter=spec', ...files], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);
