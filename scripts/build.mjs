@@ -81,6 +81,39 @@ const moduleUrl = {
 };
 
 /**
+ * The config's defaults as JSON (src/config.ts defaultConfig): the bundle
+ * carries them, so a command run without a config file builds no config
+ * schema. Worked out from the schemas themselves, and checked to survive a
+ * JSON round trip unchanged.
+ */
+async function configDefaults(into) {
+  const generator = [
+    "import { isDeepStrictEqual } from 'node:util';",
+    "import { configSchemas } from './src/config.ts';",
+    'const defaults = configSchemas().configSchema.parse({});',
+    'const json = JSON.stringify(defaults);',
+    "if (!isDeepStrictEqual(JSON.parse(json), defaults)) throw new Error('the config defaults do not survive JSON');",
+    'process.stdout.write(json);',
+  ].join('\n');
+  const file = path.join(into, 'config-defaults.cjs');
+  await build({
+    stdin: { contents: generator, resolveDir: root, loader: 'ts', sourcefile: 'config-defaults-generator.ts' },
+    outfile: file,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    ...moduleUrl,
+    plugins: [zodEnglishOnly],
+    logLevel: 'warning',
+  });
+  const run = spawnSync(process.execPath, [file], { encoding: 'utf8' });
+  rmSync(file, { force: true });
+  if (run.status !== 0) throw new Error(`the config defaults could not be worked out:\n${run.stderr}`);
+  return run.stdout;
+}
+
+/**
  * The module that replaces src/cli/operation-manifest.ts in the bundle: the
  * operation commands' manifest (src/cli/command-manifest.ts), worked out
  * here by running the operations table once, and for each operation a loader
@@ -194,6 +227,7 @@ function thirdPartyLicenses(metafile) {
 try {
   mkdirSync(next, { recursive: true });
   const manifest = await operationManifestModule(next);
+  const defaults = await configDefaults(next);
   const result = await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')],
     outfile: path.join(next, 'estate.cjs'),
@@ -208,6 +242,7 @@ try {
     legalComments: 'none',
     metafile: true,
     ...moduleUrl,
+    define: { ...moduleUrl.define, __ESTATE_CONFIG_DEFAULTS__: JSON.stringify(defaults) },
     plugins: [zodEnglishOnly, operationManifest(manifest), sourceRewrites, lazyChildProcess],
     logLevel: 'warning',
   });

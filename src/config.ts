@@ -10,202 +10,219 @@ import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from '.
 // Settings come from flags > environment > config file > defaults. This is
 // the only module (with the CLI entry) that reads the environment.
 
-const httpUrl = z.url({ protocol: /^https?$/ });
-/** A URL estate calls: secrets never sit in it (they come from environment variables). */
-const sourceUrl = httpUrl.refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
-  message: 'must not contain credentials (name an environment variable that holds them instead)',
-});
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
-const timeoutMs = z.int().min(1).max(600_000);
-const cacheS = z.int().min(0).max(86_400);
-
 export const DEFAULT_FORGE_TOKEN_ENV = 'FORGEJO_TOKEN';
 export const DEFAULT_FORGE_MAX_BYTES = 16 * 1024 * 1024;
 
-const providerSchema = z.strictObject({
-  name: z.string().min(1).max(100),
-  url: sourceUrl,
-  timeout_ms: timeoutMs.default(3000),
-  expect_status: z.int().min(100).max(599).optional(),
-});
-
-/** An origin as browsers send it: scheme, host and optional port; no path, no trailing slash. */
-const corsOrigin = z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/, {
-  message: 'must be an origin such as https://dash.example.org (scheme, host and port only)',
-});
-
 /**
- * Requests per client: a token bucket of `burst` requests that refills at
- * `requests_per_minute`, one per credential (API key or token user) when the
- * request carries a valid one, else one per client address. Loopback clients
- * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
- * the same host forwards every client).
+ * The config's zod schemas, built at their first use: building them costs
+ * a few milliseconds, which a command run without a config file never pays
+ * (see defaultConfig).
  */
-export const rateLimitSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  requests_per_minute: z.int().min(1).max(1_000_000).default(600),
-  burst: z.int().min(1).max(100_000).default(120),
-  exempt_loopback: z.boolean().default(true),
-});
+function buildSchemas() {
+  const httpUrl = z.url({ protocol: /^https?$/ });
+  /** A URL estate calls: secrets never sit in it (they come from environment variables). */
+  const sourceUrl = httpUrl.refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
+    message: 'must not contain credentials (name an environment variable that holds them instead)',
+  });
+  const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+  const timeoutMs = z.int().min(1).max(600_000);
+  const cacheS = z.int().min(0).max(86_400);
 
-/**
- * Routes that ask external sources or gather many (stats, providers, forge,
- * summary, garden, agents) run at most `max_concurrent` at once; up to
- * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
- */
-export const expensiveRoutesSchema = z.strictObject({
-  max_concurrent: z.int().min(1).max(1000).default(8),
-  max_queued: z.int().min(0).max(10_000).default(64),
-  max_wait_ms: z.int().min(1).max(600_000).default(15_000),
-});
 
-/**
- * How long a client may take to send its headers, its whole request, and how
- * long an idle keep-alive connection stays open; how long an answer may wait
- * for its client to take it (`send_ms`) before its connection is cut.
- */
-export const serveTimeoutsSchema = z
-  .strictObject({
-    headers_ms: z.int().min(100).max(600_000).default(10_000),
-    request_ms: z.int().min(100).max(3_600_000).default(30_000),
-    keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
-    send_ms: z.int().min(100).max(3_600_000).default(30_000),
-  })
-  .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
-
-/**
- * `GET /work/stream`: at most `per_client` open streams per client (its
- * credential when it presents a valid one, else its address); each ends after
- * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
- * server holds at most `max_open` streams in all (one more is 503).
- */
-export const workStreamsSchema = z.strictObject({
-  per_client: z.int().min(1).max(10_000).default(8),
-  max_open: z.int().min(1).max(100_000).default(200),
-  max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
-});
-
-/**
- * Quotas of training runs: runs per user, and bytes of `params` per run (as
- * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
- * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
- */
-export const trainingSchema = z
-  .strictObject({
-    max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
-    max_params_bytes: z.int().min(2).max(1024 * 1024).default(10 * 1024),
-  })
-  .refine((t) => worstRunsAnswerBytes(t.max_runs_per_user, t.max_params_bytes) <= MAX_RUNS_ANSWER_BYTES, {
-    path: ['max_params_bytes'],
-    message:
-      `max_runs_per_user × (max_params_bytes + ${RUN_FIELDS_BYTES}) must be at most ${MAX_RUNS_ANSWER_BYTES} bytes ` +
-      `(16 MiB: one user's runs are listed in one answer); lower either`,
+  const providerSchema = z.strictObject({
+    name: z.string().min(1).max(100),
+    url: sourceUrl,
+    timeout_ms: timeoutMs.default(3000),
+    expect_status: z.int().min(100).max(599).optional(),
   });
 
-/** `estate serve`'s settings; every key has a default. */
-const serveSchema = z.strictObject({
-  host: z.string().min(1).optional(),
-  port: z.int().min(0).max(65_535).optional(),
-  /** Origins (`https://dash.example.org`) whose pages may call the API from a browser; none by default. */
-  cors_origins: z.array(corsOrigin).max(100).default([]),
-  rate_limit: rateLimitSchema.default(rateLimitSchema.parse({})),
-  expensive_routes: expensiveRoutesSchema.default(expensiveRoutesSchema.parse({})),
-  timeouts: serveTimeoutsSchema.default(serveTimeoutsSchema.parse({})),
-  /** Open connections beyond this are refused at once. */
-  max_connections: z.int().min(1).max(100_000).default(1024),
-  /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
-  max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
-  streams: workStreamsSchema.default(workStreamsSchema.parse({})),
-});
-
-/**
- * `store`: `data-dir`, or a `postgres://` / `postgresql://` URL without a
- * password (the password comes from PGPASSWORD or a PGPASSFILE, never from
- * this file).
- */
-const storeSpec = z
-  .string()
-  .max(2000)
-  .superRefine((spec, ctx) => {
-    if (spec === 'data-dir') return;
-    let url: URL | undefined;
-    try {
-      url = /^postgres(ql)?:\/\//i.test(spec) ? new URL(spec) : undefined;
-    } catch {
-      url = undefined;
-    }
-    if (!url) ctx.addIssue({ code: 'custom', message: 'use a postgres:// or postgresql:// URL, or data-dir' });
-    else if (url.password || /(^|&)password=/i.test(url.search.slice(1))) {
-      ctx.addIssue({ code: 'custom', message: 'the URL must not hold a password: set PGPASSWORD or use a PGPASSFILE' });
-    }
+  /** An origin as browsers send it: scheme, host and optional port; no path, no trailing slash. */
+  const corsOrigin = z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/, {
+    message: 'must be an origin such as https://dash.example.org (scheme, host and port only)',
   });
 
-export const configSchema = z.strictObject({
-  /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
-  store: storeSpec.optional(),
-  node_name: z.string().min(1).max(200).optional(),
-  forge: z
-    .strictObject({
-      /** Base URL of the forge (not its /api/v1). */
-      url: sourceUrl,
-      /** The environment variable that holds the forge's access token. */
-      token_env: envName.default(DEFAULT_FORGE_TOKEN_ENV),
-      /** Bounds each request to the forge; a paginated listing as a whole gets three times this. */
-      timeout_ms: timeoutMs.default(5000),
-      cache_s: cacheS.default(30),
-      /** Bounds the bytes read for one call: each answer, and a paginated listing's answers in all (502 past it). */
-      max_bytes: z.int().min(1024).max(1024 ** 3).default(DEFAULT_FORGE_MAX_BYTES),
-    })
-    .optional(),
-  providers: z
-    .array(providerSchema)
-    .max(100)
-    .default([])
-    .superRefine(
-      (providers, ctx) => {
-        // Runs even when some entry is invalid (`when`), so every problem is reported at once.
-        const seen = new Set<unknown>();
-        providers.forEach((p: { name?: unknown } | null, i) => {
-          const name = p?.name;
-          if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate provider name "${name}"` });
-          seen.add(name);
-        });
-      },
-      { when: (payload) => Array.isArray(payload.value) },
-    ),
-  providers_cache_s: cacheS.default(60),
-  stats: z
-    .strictObject({
-      /** argv, never a shell string; a relative program path resolves against the data dir (also the working directory). */
-      command: z.array(z.string().min(1).max(4096)).min(1).max(100),
-      timeout_ms: timeoutMs.default(10_000),
-      cache_s: cacheS.default(300),
-    })
-    .optional(),
-  identity: z
-    .strictObject({
-      name: z.string().max(200).optional(),
-      tagline: z.string().max(500).optional(),
-      links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl })).max(50).default([]),
-    })
-    .optional(),
-  events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
-  training: trainingSchema.default(trainingSchema.parse({})),
-  serve: serveSchema.optional(),
-});
+  /**
+   * Requests per client: a token bucket of `burst` requests that refills at
+   * `requests_per_minute`, one per credential (API key or token user) when the
+   * request carries a valid one, else one per client address. Loopback clients
+   * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
+   * the same host forwards every client).
+   */
+  const rateLimitSchema = z.strictObject({
+    enabled: z.boolean().default(true),
+    requests_per_minute: z.int().min(1).max(1_000_000).default(600),
+    burst: z.int().min(1).max(100_000).default(120),
+    exempt_loopback: z.boolean().default(true),
+  });
 
-export type EstateConfig = z.output<typeof configSchema>;
+  /**
+   * Routes that ask external sources or gather many (stats, providers, forge,
+   * summary, garden, agents) run at most `max_concurrent` at once; up to
+   * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
+   */
+  const expensiveRoutesSchema = z.strictObject({
+    max_concurrent: z.int().min(1).max(1000).default(8),
+    max_queued: z.int().min(0).max(10_000).default(64),
+    max_wait_ms: z.int().min(1).max(600_000).default(15_000),
+  });
+
+  /**
+   * How long a client may take to send its headers, its whole request, and how
+   * long an idle keep-alive connection stays open; how long an answer may wait
+   * for its client to take it (`send_ms`) before its connection is cut.
+   */
+  const serveTimeoutsSchema = z
+    .strictObject({
+      headers_ms: z.int().min(100).max(600_000).default(10_000),
+      request_ms: z.int().min(100).max(3_600_000).default(30_000),
+      keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
+      send_ms: z.int().min(100).max(3_600_000).default(30_000),
+    })
+    .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
+
+  /**
+   * `GET /work/stream`: at most `per_client` open streams per client (its
+   * credential when it presents a valid one, else its address); each ends after
+   * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
+   * server holds at most `max_open` streams in all (one more is 503).
+   */
+  const workStreamsSchema = z.strictObject({
+    per_client: z.int().min(1).max(10_000).default(8),
+    max_open: z.int().min(1).max(100_000).default(200),
+    max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
+  });
+
+  /**
+   * Quotas of training runs: runs per user, and bytes of `params` per run (as
+   * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
+   * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
+   */
+  const trainingSchema = z
+    .strictObject({
+      max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
+      max_params_bytes: z.int().min(2).max(1024 * 1024).default(10 * 1024),
+    })
+    .refine((t) => worstRunsAnswerBytes(t.max_runs_per_user, t.max_params_bytes) <= MAX_RUNS_ANSWER_BYTES, {
+      path: ['max_params_bytes'],
+      message:
+        `max_runs_per_user × (max_params_bytes + ${RUN_FIELDS_BYTES}) must be at most ${MAX_RUNS_ANSWER_BYTES} bytes ` +
+        `(16 MiB: one user's runs are listed in one answer); lower either`,
+    });
+
+  /** `estate serve`'s settings; every key has a default. */
+  const serveSchema = z.strictObject({
+    host: z.string().min(1).optional(),
+    port: z.int().min(0).max(65_535).optional(),
+    /** Origins (`https://dash.example.org`) whose pages may call the API from a browser; none by default. */
+    cors_origins: z.array(corsOrigin).max(100).default([]),
+    rate_limit: rateLimitSchema.default(rateLimitSchema.parse({})),
+    expensive_routes: expensiveRoutesSchema.default(expensiveRoutesSchema.parse({})),
+    timeouts: serveTimeoutsSchema.default(serveTimeoutsSchema.parse({})),
+    /** Open connections beyond this are refused at once. */
+    max_connections: z.int().min(1).max(100_000).default(1024),
+    /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
+    max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
+    streams: workStreamsSchema.default(workStreamsSchema.parse({})),
+  });
+
+  /**
+   * `store`: `data-dir`, or a `postgres://` / `postgresql://` URL without a
+   * password (the password comes from PGPASSWORD or a PGPASSFILE, never from
+   * this file).
+   */
+  const storeSpec = z
+    .string()
+    .max(2000)
+    .superRefine((spec, ctx) => {
+      if (spec === 'data-dir') return;
+      let url: URL | undefined;
+      try {
+        url = /^postgres(ql)?:\/\//i.test(spec) ? new URL(spec) : undefined;
+      } catch {
+        url = undefined;
+      }
+      if (!url) ctx.addIssue({ code: 'custom', message: 'use a postgres:// or postgresql:// URL, or data-dir' });
+      else if (url.password || /(^|&)password=/i.test(url.search.slice(1))) {
+        ctx.addIssue({ code: 'custom', message: 'the URL must not hold a password: set PGPASSWORD or use a PGPASSFILE' });
+      }
+    });
+
+  const configSchema = z.strictObject({
+    /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
+    store: storeSpec.optional(),
+    node_name: z.string().min(1).max(200).optional(),
+    forge: z
+      .strictObject({
+        /** Base URL of the forge (not its /api/v1). */
+        url: sourceUrl,
+        /** The environment variable that holds the forge's access token. */
+        token_env: envName.default(DEFAULT_FORGE_TOKEN_ENV),
+        /** Bounds each request to the forge; a paginated listing as a whole gets three times this. */
+        timeout_ms: timeoutMs.default(5000),
+        cache_s: cacheS.default(30),
+        /** Bounds the bytes read for one call: each answer, and a paginated listing's answers in all (502 past it). */
+        max_bytes: z.int().min(1024).max(1024 ** 3).default(DEFAULT_FORGE_MAX_BYTES),
+      })
+      .optional(),
+    providers: z
+      .array(providerSchema)
+      .max(100)
+      .default([])
+      .superRefine(
+        (providers, ctx) => {
+          // Runs even when some entry is invalid (`when`), so every problem is reported at once.
+          const seen = new Set<unknown>();
+          providers.forEach((p: { name?: unknown } | null, i) => {
+            const name = p?.name;
+            if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate provider name "${name}"` });
+            seen.add(name);
+          });
+        },
+        { when: (payload) => Array.isArray(payload.value) },
+      ),
+    providers_cache_s: cacheS.default(60),
+    stats: z
+      .strictObject({
+        /** argv, never a shell string; a relative program path resolves against the data dir (also the working directory). */
+        command: z.array(z.string().min(1).max(4096)).min(1).max(100),
+        timeout_ms: timeoutMs.default(10_000),
+        cache_s: cacheS.default(300),
+      })
+      .optional(),
+    identity: z
+      .strictObject({
+        name: z.string().max(200).optional(),
+        tagline: z.string().max(500).optional(),
+        links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl })).max(50).default([]),
+      })
+      .optional(),
+    events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
+    training: trainingSchema.default(trainingSchema.parse({})),
+    serve: serveSchema.optional(),
+  });
+  return { configSchema, serveSchema, rateLimitSchema, expensiveRoutesSchema, serveTimeoutsSchema, workStreamsSchema, trainingSchema };
+}
+
+type Schemas = ReturnType<typeof buildSchemas>;
+let built: Schemas | undefined;
+
+/** The config's schemas (built once, at the first call). */
+export function configSchemas(): Schemas {
+  return (built ??= buildSchemas());
+}
+
+export type EstateConfig = z.output<Schemas['configSchema']>;
 export type ForgeConfig = NonNullable<EstateConfig['forge']>;
 export type ProviderConfig = EstateConfig['providers'][number];
 export type StatsConfig = NonNullable<EstateConfig['stats']>;
-export type ServeConfig = z.output<typeof serveSchema>;
-export type RateLimitConfig = z.output<typeof rateLimitSchema>;
+export type ServeConfig = z.output<Schemas['serveSchema']>;
+export type RateLimitConfig = z.output<Schemas['rateLimitSchema']>;
 
 export const CONFIG_FILE = 'estate.config.json';
 
 /** The `serve` settings of a config, defaults filled in when it has none. */
 export function serveSettings(config: EstateConfig): ServeConfig {
-  return config.serve ?? serveSchema.parse({});
+  return config.serve ?? configSchemas().serveSchema.parse({});
 }
 
 /** Where the data dir is: `--data-dir`, else `ESTATE_DATA_DIR`, else `$XDG_DATA_HOME/estate` (`~/.local/share/estate`). */
@@ -243,7 +260,16 @@ export function loadConfig(dataDir: string, configFlag?: string): EstateConfig {
     if (err instanceof EstateError) throw err;
     if (!isNotFound(err) || configFlag) throw new EstateError('usage', `cannot read config ${file}: ${(err as Error).message}`);
   }
-  return parseConfig(text ?? '{}', file);
+  return text === undefined ? defaultConfig() : parseConfig(text, file);
+}
+
+/** The defaults as JSON, put in the bundle by scripts/build.mjs (computed from the schemas); absent when run from source. */
+declare const __ESTATE_CONFIG_DEFAULTS__: string | undefined;
+
+/** The config of an estate without a config file: every default. From the bundle's copy when there is one, so no schema is built. */
+export function defaultConfig(): EstateConfig {
+  if (typeof __ESTATE_CONFIG_DEFAULTS__ === 'string') return JSON.parse(__ESTATE_CONFIG_DEFAULTS__) as EstateConfig;
+  return configSchemas().configSchema.parse({});
 }
 
 export function parseConfig(text: string, file: string): EstateConfig {
@@ -253,7 +279,7 @@ export function parseConfig(text: string, file: string): EstateConfig {
   } catch (err) {
     throw new EstateError('usage', `config ${file} is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = configSchema.safeParse(raw);
+  const parsed = configSchemas().configSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap((i) => {
       const where = (extra: PropertyKey[] = []) => [...i.path, ...extra].map(String).join('.') || '(top level)';
