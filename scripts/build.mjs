@@ -81,23 +81,14 @@ const moduleUrl = {
 };
 
 /**
- * The config's defaults as JSON (src/config.ts defaultConfig): the bundle
- * carries them, so a command run without a config file builds no config
- * schema. Worked out from the schemas themselves, and checked to survive a
- * JSON round trip unchanged.
+ * Bundles `source` (TypeScript importing the sources, from the project root)
+ * into `into`, runs it with node and returns what it printed: how the build
+ * works out what the bundle carries ready-made.
  */
-async function configDefaults(into) {
-  const generator = [
-    "import { isDeepStrictEqual } from 'node:util';",
-    "import { configSchemas } from './src/config.ts';",
-    'const defaults = configSchemas().configSchema.parse({});',
-    'const json = JSON.stringify(defaults);',
-    "if (!isDeepStrictEqual(JSON.parse(json), defaults)) throw new Error('the config defaults do not survive JSON');",
-    'process.stdout.write(json);',
-  ].join('\n');
-  const file = path.join(into, 'config-defaults.cjs');
+async function runGenerator(into, name, source) {
+  const file = path.join(into, `${name}.cjs`);
   await build({
-    stdin: { contents: generator, resolveDir: root, loader: 'ts', sourcefile: 'config-defaults-generator.ts' },
+    stdin: { contents: source, resolveDir: root, loader: 'ts', sourcefile: `${name}-generator.ts` },
     outfile: file,
     bundle: true,
     format: 'cjs',
@@ -107,10 +98,27 @@ async function configDefaults(into) {
     plugins: [zodEnglishOnly],
     logLevel: 'warning',
   });
-  const run = spawnSync(process.execPath, [file], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   rmSync(file, { force: true });
-  if (run.status !== 0) throw new Error(`the config defaults could not be worked out:\n${run.stderr}`);
+  if (run.status !== 0) throw new Error(`the ${name} could not be worked out:\n${run.stderr}`);
   return run.stdout;
+}
+
+/**
+ * The config's defaults as JSON (src/config.ts defaultConfig): the bundle
+ * carries them, so a command run without a config file builds no config
+ * schema. Worked out from the schemas themselves, and checked to survive a
+ * JSON round trip unchanged.
+ */
+function configDefaults(into) {
+  return runGenerator(into, 'config defaults', [
+    "import { isDeepStrictEqual } from 'node:util';",
+    "import { configSchemas } from './src/config.ts';",
+    'const defaults = configSchemas().configSchema.parse({});',
+    'const json = JSON.stringify(defaults);',
+    "if (!isDeepStrictEqual(JSON.parse(json), defaults)) throw new Error('the config defaults do not survive JSON');",
+    'process.stdout.write(json);',
+  ].join('\n'));
 }
 
 /**
@@ -123,7 +131,7 @@ async function configDefaults(into) {
 async function operationManifestModule(into) {
   const opsDir = path.join(root, 'src', 'api', 'operations');
   const files = readdirSync(opsDir).filter((f) => f.endsWith('.ts') && f !== 'index.ts').sort();
-  const generator = [
+  const output = await runGenerator(into, 'operation manifest', [
     "import { operations } from './src/api/operations/index.ts';",
     "import { commandManifest } from './src/cli/command-manifest.ts';",
     ...files.map((f, i) => `import * as m${i} from './src/api/operations/${f}';`),
@@ -131,23 +139,8 @@ async function operationManifestModule(into) {
     'const where = {};',
     'for (const [file, mod] of Object.entries(modules)) for (const [name, value] of Object.entries(mod)) if (operations.includes(value)) where[value.id] = [file, name];',
     'process.stdout.write(JSON.stringify({ commands: commandManifest(operations), where }));',
-  ].join('\n');
-  const file = path.join(into, 'operation-manifest.cjs');
-  await build({
-    stdin: { contents: generator, resolveDir: root, loader: 'ts', sourcefile: 'operation-manifest-generator.ts' },
-    outfile: file,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    ...moduleUrl,
-    plugins: [zodEnglishOnly],
-    logLevel: 'warning',
-  });
-  const run = spawnSync(process.execPath, [file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  rmSync(file, { force: true });
-  if (run.status !== 0) throw new Error(`the operation manifest could not be worked out:\n${run.stderr}`);
-  const { commands, where } = JSON.parse(run.stdout);
+  ].join('\n'));
+  const { commands, where } = JSON.parse(output);
   const ids = [...new Set(commands.flatMap((c) => (c.run ? c.run.variants.map(([, id]) => id) : [])))];
   const loaders = ids.map((id) => {
     if (!where[id]) throw new Error(`operation ${id} is in the table but exported by no module of src/api/operations`);
