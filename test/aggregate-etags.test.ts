@@ -5,11 +5,11 @@ import { test } from 'node:test';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
-// A dashboard polls the aggregates with If-None-Match: while the data behind
+// A dashboard polls the aggregates (and the build digests) with If-None-Match: while the data behind
 // them is unchanged it gets 304, although each answer's generation time,
-// uptime and live runtime differ; a new record changes the tag.
+// uptime, live runtime or moving window differ; a new record changes the tag.
 
-const ROUTES = ['/summary', '/api/garden', '/estate/status', '/estate/agents'];
+const ROUTES = ['/summary', '/api/garden', '/estate/status', '/estate/agents', '/builds', '/builds/recent'];
 
 test('the dashboard aggregates keep their ETag while the data is unchanged, and change it with the data', async (t) => {
   const dir = await tempDataDir(t);
@@ -35,12 +35,14 @@ test('the dashboard aggregates keep their ETag while the data is unchanged, and 
       const later = await server.get(route, headers);
       assert.equal(later.headers.get('etag'), tag, 'the same data, a minute later: the same tag');
       if (route === '/summary' || route === '/api/garden') assert.notEqual(later.json.generated_at, first.json.generated_at, 'the volatile field did change');
+      if (route.startsWith('/builds')) assert.notEqual(later.json.until, first.json.until, 'the window did move');
 
       const unchanged = await server.get(route, { ...headers, 'If-None-Match': tag as string });
       assert.equal(unchanged.status, 304);
       assert.equal(unchanged.text, '');
 
-      await write(`T-${route}`);
+      if (route.startsWith('/builds')) await appendFile(path.join(dir, 'builds.jsonl'), `${JSON.stringify({ ts: now.toISOString(), project: route, status: 'success' })}\n`);
+      else await write(`T-${route}`);
       const changed = await server.get(route, { ...headers, 'If-None-Match': tag as string });
       assert.equal(changed.status, 200, `${route}: a new completion changes the answer`);
       assert.notEqual(changed.headers.get('etag'), tag);

@@ -39,6 +39,8 @@ export const buildsDigest = defineOperation({
   description: 'Counts the builds of the build log that ran in the last `days` days, overall and by project, with each project\'s last status and average duration.',
   input: { query: z.object({ days: z.int().min(1).max(365).default(7).meta({ description: 'Window in days (1–365).' }) }) },
   output: digest,
+  // The window moves with the clock; the tag follows the builds in it.
+  volatile: ['since', 'until'],
   handler: ({ ctx, input }) => buildDigest(ctx.dataDir, input.query.days, ctx.now()),
   cli: { command: 'builds', watch: [DATA_FILES.builds], examples: ['estate builds --days 30'] },
 });
@@ -52,6 +54,7 @@ export const buildsRecent = defineOperation({
   summary: 'Build digest for the last 7 days',
   description: 'The same digest as `GET /builds?days=7`.',
   output: digest,
+  volatile: ['since', 'until'],
   handler: ({ ctx }) => buildDigest(ctx.dataDir, 7, ctx.now()),
   cli: { command: 'builds recent', watch: [DATA_FILES.builds], examples: ['estate builds recent'] },
 });
