@@ -23,6 +23,7 @@ const schemas: Record<string, z.ZodType> = {
   nested: z.object({ items: z.array(z.object({ k: z.enum(['x', 'y']), v: z.union([z.string(), z.number()]) })), total: z.int() }),
   trimmed: z.object({ name: z.string().trim() }),
   literal: z.object({ status: z.literal('ok') }),
+  formats: z.object({ at: z.iso.datetime(), mail: z.email(), link: z.url() }),
 };
 
 /** Whether the compiled check says yes, and if so that zod agrees and gives the same bytes; whether zod accepts. */
@@ -67,6 +68,11 @@ test('the compiled check agrees with zod on a table of answers', () => {
     ['literal', { status: 'ko' }, false],
     ['literal', new Map(), false],
     ['literal', [], false],
+    // A string format is checked by zod's own run, not skipped as a plain string.
+    ['formats', { at: '2026-11-26T10:00:00Z', mail: 'a@example.org', link: 'https://example.org/' }, true],
+    ['formats', { at: 'not a date', mail: 'a@example.org', link: 'https://example.org/' }, false],
+    ['formats', { at: '2026-11-26T10:00:00Z', mail: 'nobody', link: 'https://example.org/' }, false],
+    ['formats', { at: '2026-11-26T10:00:00Z', mail: 'a@example.org', link: 'no url' }, false],
   ];
   for (const [name, value, expected] of cases) {
     const { fast, zod } = compare(schemas[name] as z.ZodType, value);

@@ -72,8 +72,8 @@ function compile(schema: z.ZodType): OutputCheck | undefined {
     }
     default:
       if (!LEAVES.has(def.type)) return undefined;
-      // A string without checks is the common case: no need to ask zod.
-      if (def.type === 'string' && plain) return (v) => typeof v === 'string';
+      // A string without checks or a format (z.iso.datetime(), z.email()… keep theirs on the schema) is the common case: no need to ask zod.
+      if (def.type === 'string' && plain && (def as { format?: unknown }).format === undefined) return (v) => typeof v === 'string';
       if ((def.type === 'unknown' || def.type === 'any') && plain) return () => true;
       return leaf(zod);
   }
