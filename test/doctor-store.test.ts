@@ -60,6 +60,16 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
   assert.match(privileges?.fix ?? '', /GRANT/);
   assert.ok(!reader.stdout.includes('reader-pw-7c1e'));
 
+  // Granted exactly what estate uses (no UPDATE on training_runs, no other sequence), the role passes.
+  const owner = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await owner.unsafe(`CREATE SEQUENCE unrelated_seq;
+    GRANT INSERT ON completions, entries, training_runs, api_keys, token_secret TO estate_reader;
+    GRANT DELETE ON training_runs TO estate_reader; GRANT UPDATE ON api_keys TO estate_reader;
+    GRANT USAGE ON SEQUENCE completions_event_id_seq, entries_event_id_seq, api_keys_seq_seq TO estate_reader`);
+  await owner.end();
+  const granted = await doctor(pg.url.replace(/\/\/postgres:[^@]*@/, '//estate_reader:reader-pw-7c1e@'));
+  assert.deepEqual(storeChecks(granted.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']], granted.stdout);
+
   const wrong = await doctor(pg.url.replace(pg.password, 'not-the-password-9d2b'));
   assert.equal(wrong.code, 1);
   assert.deepEqual(storeChecks(wrong.json).map((c) => [c.status, c.detail.replace(/:\d+/, ':PORT')]), [['fail', `postgres://postgres@127.0.0.1:PORT/${pg.database}: authentication failed`]]);

@@ -1,5 +1,5 @@
 import { describeStoreUrl } from '../open-store.ts';
-import { failureCode, loadDriver, openPool, STORE_TIMEOUTS, type Sql } from './connect.ts';
+import { failureCode, loadDriver, openPool, withinDeadline, type Sql } from './connect.ts';
 import { readSchemaVersion } from './migrate.ts';
 import { SCHEMA_VERSION } from './migrations.ts';
 
@@ -15,11 +15,18 @@ export interface StoreCheck {
 const TABLES: Readonly<Record<string, readonly string[]>> = {
   completions: ['SELECT', 'INSERT'],
   entries: ['SELECT', 'INSERT'],
-  training_runs: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  training_runs: ['SELECT', 'INSERT', 'DELETE'],
   api_keys: ['SELECT', 'INSERT', 'UPDATE'],
   token_secret: ['SELECT', 'INSERT'],
   schema_version: ['SELECT'],
 };
+
+/** The serial columns whose sequences estate's inserts draw from. */
+const SERIALS: readonly (readonly [string, string])[] = [
+  ['completions', 'event_id'],
+  ['entries', 'event_id'],
+  ['api_keys', 'seq'],
+];
 
 /**
  * `estate doctor` on a PostgreSQL store: the connection (server version and
@@ -35,11 +42,13 @@ export async function checkPostgresStore(url: string, env: NodeJS.ProcessEnv): P
   } catch (err) {
     return [{ name: 'store', status: 'fail', detail: `${store}: ${failureCode(err)}`, fix: 'check the --store URL (or $ESTATE_STORE, or store in the config)' }];
   }
+  const bounded = <T>(query: () => PromiseLike<T>): Promise<T> => withinDeadline(store, async () => query());
+  const checks: StoreCheck[] = [];
   try {
     const started = performance.now();
     let version: string;
     try {
-      const [row] = await bounded(sql`SELECT current_setting('server_version') AS version, current_user AS role`);
+      const [row] = await bounded(() => sql`SELECT current_setting('server_version') AS version, current_user AS role`);
       version = `PostgreSQL ${String(row?.version)} as ${String(row?.role)}`;
     } catch (err) {
       const what = failureCode(err);
@@ -51,8 +60,8 @@ export async function checkPostgresStore(url: string, env: NodeJS.ProcessEnv): P
             : 'check that PostgreSQL runs and is reachable from this machine, and the --store URL';
       return [{ name: 'store', status: 'fail', detail: `${store}: ${what}`, fix }];
     }
-    const checks: StoreCheck[] = [{ name: 'store', status: 'ok', detail: `${store}: ${version}, answered in ${Math.round(performance.now() - started)} ms`, fix: null }];
-    const found = await bounded(readSchemaVersion(sql));
+    checks.push({ name: 'store', status: 'ok', detail: `${store}: ${version}, answered in ${Math.round(performance.now() - started)} ms`, fix: null });
+    const found = await bounded(() => readSchemaVersion(sql));
     if (found !== SCHEMA_VERSION) {
       const newer = found > SCHEMA_VERSION;
       checks.push({
@@ -67,12 +76,17 @@ export async function checkPostgresStore(url: string, env: NodeJS.ProcessEnv): P
     const missing: string[] = [];
     for (const [table, privileges] of Object.entries(TABLES)) {
       for (const privilege of privileges) {
-        const [row] = await bounded(sql`SELECT has_table_privilege(${table}, ${privilege}) AS ok`);
+        const [row] = await bounded(() => sql`SELECT has_table_privilege(${table}, ${privilege}) AS ok`);
         if (!row?.ok) missing.push(`${privilege} on ${table}`);
       }
     }
-    const sequences = await bounded(sql`SELECT c.relname AS name, has_sequence_privilege(c.oid, 'USAGE') AS ok FROM pg_class c WHERE c.relkind = 'S' AND c.relnamespace = 'public'::regnamespace`);
-    for (const s of sequences) if (!s.ok) missing.push(`USAGE on sequence ${String(s.name)}`);
+    for (const [table, column] of SERIALS) {
+      const [row] = await bounded(() => sql`SELECT pg_get_serial_sequence(${table}, ${column}) AS name`);
+      const sequence = row?.name as string | null | undefined;
+      if (!sequence) continue;
+      const [usage] = await bounded(() => sql`SELECT has_sequence_privilege(${sequence}, 'USAGE') AS ok`);
+      if (!usage?.ok) missing.push(`USAGE on sequence ${sequence.replace(/^public\./, '')}`);
+    }
     checks.push(
       missing.length === 0
         ? { name: 'store privileges', status: 'ok', detail: `the role may read and write every table estate uses`, fix: null }
@@ -80,7 +94,8 @@ export async function checkPostgresStore(url: string, env: NodeJS.ProcessEnv): P
     );
     return checks;
   } catch (err) {
-    return [{ name: 'store', status: 'fail', detail: `${store}: ${failureCode(err)}`, fix: 'check that PostgreSQL runs and is reachable from this machine' }];
+    // What was found before the failure stays in the report.
+    return [...checks, { name: checks.length ? 'store checks' : 'store', status: 'fail', detail: `${store}: ${failureCode(err)}`, fix: 'check that PostgreSQL runs and is reachable from this machine' }];
   } finally {
     await sql.end({ timeout: 2 }).catch(() => {});
   }
@@ -91,20 +106,5 @@ function databaseOf(url: string): string {
     return decodeURIComponent(new URL(url).pathname.slice(1)) || 'estate';
   } catch {
     return 'estate';
-  }
-}
-
-/** A query bounded by the store's operation timeout, so doctor never hangs on a silent server. */
-async function bounded<T>(query: PromiseLike<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve(query),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'CONNECT_TIMEOUT' })), STORE_TIMEOUTS.operationMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
