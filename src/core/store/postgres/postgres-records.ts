@@ -288,8 +288,10 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   /**
-   * Counted by the database over every row. Times compare as text: estate
-   * stores them as `toISOString()` gives them, which sorts as it reads.
+   * Counted by the database over every row (a scan of the table per call:
+   * no index serves it), in one read-only snapshot so the totals and the
+   * groups agree. Times compare as text: estate stores them as
+   * `toISOString()` gives them, which sorts as it reads.
    */
   tally(cutoffs: readonly Date[]): Promise<Tally> {
     const { spec } = this;
@@ -299,13 +301,14 @@ export class PostgresRecords implements KeyedRecords {
     const params = cutoffs.map((c) => c.toISOString());
     const since = cutoffs.map((_, i) => `, count(*) FILTER (WHERE ${time} >= $${i + 1})::int AS s${i}`).join('');
     const sinceOf = (row: Record<string, unknown>) => cutoffs.map((_, i) => Number(row[`s${i}`] ?? 0));
-    return withinDeadline(this.#store, async () => {
-      const [total] = await this.#sql.unsafe(`SELECT count(*)::int AS count, min(${time}) AS earliest${since} FROM ${table}`, params);
+    return withinDeadline(this.#store, () => transaction(this.#sql, async (tx) => {
+      await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`;
+      const [total] = await tx.unsafe(`SELECT count(*)::int AS count, min(${time}) AS earliest${since} FROM ${table}`, params);
       const groups: TallyGroup[] = [];
       if (spec.tally) {
         const by = `record->>'${spec.tally.by}'`;
         const distinct = `record->>'${spec.tally.distinct}'`;
-        const rows = await this.#sql.unsafe(
+        const rows = await tx.unsafe(
           `SELECT ${by} AS value, count(*)::int AS count${since}, ` +
             `coalesce(array_agg(DISTINCT ${distinct}) FILTER (WHERE coalesce(${distinct}, '') <> ''), '{}') AS distinct_values, max(event_id) AS newest ` +
             `FROM ${table} WHERE coalesce(${by}, '') <> '' GROUP BY 1`,
@@ -314,7 +317,7 @@ export class PostgresRecords implements KeyedRecords {
         const ids = rows.map((r) => String(r.newest));
         const newest = new Map<string, JsonRecord>();
         if (ids.length) {
-          for (const row of await this.#sql`SELECT event_id, record FROM ${this.#sql(table)} WHERE event_id IN ${this.#sql(ids)}`) {
+          for (const row of await tx`SELECT event_id, record FROM ${tx(table)} WHERE event_id IN ${tx(ids)}`) {
             newest.set(String(row.event_id), this.#ordered(row.record as JsonRecord));
           }
         }
@@ -326,7 +329,7 @@ export class PostgresRecords implements KeyedRecords {
       }
       const earliest = (total?.earliest as string | null) ?? null;
       return { count: Number(total?.count ?? 0), since: total ? sinceOf(total) : cutoffs.map(() => 0), earliest, skipped: 0, groups };
-    });
+    }));
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
