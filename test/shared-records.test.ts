@@ -119,3 +119,13 @@ test('jsonText writes the bytes JSON.stringify writes, shared records or not', (
     { seed: 20_261_126, numRuns: 500 },
   );
 });
+
+test('a record of a long line is frozen too, though it is not kept: its reader may still share it', () => {
+  const line = JSON.stringify({ ts: 't', note: 'x'.repeat(5000), nested: { k: [1] } });
+  const record = parseSharedRecord(line) as Record<string, any>;
+  assert.ok(Object.isFrozen(record) && Object.isFrozen(record.nested) && Object.isFrozen(record.nested.k));
+  assert.throws(() => {
+    record.ts = 'changed';
+  }, TypeError);
+  assert.notEqual(parseSharedRecord(line), record, 'not kept: parsed anew');
+});

@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
 import { openDataFile } from './open-data-file.ts';
+import { readFully } from './jsonl/read-spans.ts';
 
 export const STATE_FILES = ['scoreboard', 'heartbeat', 'estate_map'] as const;
 export type StateName = (typeof STATE_FILES)[number];
@@ -162,13 +163,7 @@ function leadBytes(bytes: Buffer): number {
 /** Up to `length` bytes of the file from `position` (fewer at its end). */
 async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buf, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return buf.subarray(0, filled);
+  return buf.subarray(0, await readFully(handle, buf, length, position));
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { MAX_LINE_BYTES } from './read-lines-backward.ts';
+import { readFully } from './read-spans.ts';
 
 const NEWLINE = 0x0a;
 const SKIP_CHUNK = 1024 * 1024;
@@ -48,12 +49,7 @@ export async function* linesBackward(handle: FileHandle, from: number, to: numbe
     const length = Math.min(tooLong ? Math.max(chunkSize, SKIP_CHUNK) : chunkSize, position - from);
     position -= length;
     const chunk = Buffer.allocUnsafe(length);
-    let filled = 0;
-    while (filled < length) {
-      const { bytesRead } = await handle.read(chunk, filled, length - filled, position + filled);
-      if (bytesRead === 0) return;
-      filled += bytesRead;
-    }
+    if ((await readFully(handle, chunk, length, position)) < length) return;
     let end = length;
     while (end > 0) {
       const nl = chunk.lastIndexOf(NEWLINE, end - 1);

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { isNotFound } from '../fs-errors.ts';
 import { type FileRead, openForRead } from '../held-data-files.ts';
+import { readFully } from './read-spans.ts';
 
 const NEWLINE = 0x0a;
 const SKIP_CHUNK = 1024 * 1024;
@@ -186,7 +187,8 @@ export class BackwardLines {
     this.#position -= length;
     const chunk = chunkOf(length);
     this.#chunks.push(chunk);
-    const { bytesRead } = await this.#handle.read(chunk, 0, length, this.#position);
+    // Every byte asked for, or a line would be glued to the wrong offset (a short read; the file shrank under us).
+    const bytesRead = await readFully(this.#handle, chunk, length, this.#position);
     this.#dataOffset = this.#position;
     this.#data = chunk.subarray(0, bytesRead);
     if (this.#first === undefined) {

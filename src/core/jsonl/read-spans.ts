@@ -30,12 +30,7 @@ export async function readSpans(handle: FileHandle, spans: readonly Span[]): Pro
       j++;
     }
     const buf = Buffer.allocUnsafe(end - first.offset);
-    let filled = 0;
-    while (filled < buf.length) {
-      const { bytesRead } = await handle.read(buf, filled, buf.length - filled, first.offset + filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
+    const filled = await readFully(handle, buf, buf.length, first.offset);
     for (let k = i; k < j; k++) {
       const span = spans[order[k] as number] as Span;
       const from = Math.min(span.offset - first.offset, filled);
@@ -45,4 +40,19 @@ export async function readSpans(handle: FileHandle, spans: readonly Span[]): Pro
     i = j;
   }
   return out;
+}
+
+/**
+ * Reads `length` bytes of the file at `position` into the start of `buffer`,
+ * as many reads as it takes (one read may return fewer); fewer only at the
+ * file's end. Returns how many it read.
+ */
+export async function readFully(handle: FileHandle, buffer: Buffer, length: number, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
 }

@@ -25,11 +25,12 @@ export function parseSharedRecord(line: string): JsonRecord | undefined {
   const known = records.get(line);
   if (known !== undefined) return known ?? undefined;
   const record = parseRecord(line);
-  if (line.length > MAX_SHARED_LINE) return record;
   if (record !== undefined) {
+    // Frozen whatever its length: a long one is not kept here, but its reader may still share it.
     deepFreeze(record);
     texts.set(record, '');
   }
+  if (line.length > MAX_SHARED_LINE) return record;
   records.set(line, record ?? null);
   if (records.size > MAX_ENTRIES) records.delete(records.keys().next().value as string);
   return record;
