@@ -101,6 +101,12 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
    * answer's ETag, so a client polling unchanged data gets 304.
    */
   volatile?: readonly (keyof z.output<O> & string)[];
+  /**
+   * How the route answers 503 (for the OpenAPI document): `never` (it reads
+   * neither the data dir nor a store), `retry-after` (always with
+   * `Retry-After`); by default it may, when what it reads is unavailable.
+   */
+  unavailable?: 'never' | 'retry-after';
   handler: (call: Call<P, Q, B>) => Promise<z.output<O> | Reply<z.output<O>>> | z.output<O> | Reply<z.output<O>>;
   cli: CliSpec | false;
 }
@@ -125,6 +131,7 @@ export interface Operation {
   expensive: boolean;
   rateLimited: boolean;
   volatile: readonly string[];
+  unavailable: 'never' | 'retry-after' | 'may';
   handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
   cli: CliSpec | false;
 }
@@ -166,6 +173,7 @@ export function defineOperation<
     expensive: spec.expensive ?? false,
     rateLimited: spec.rateLimited ?? true,
     volatile: spec.volatile ?? [],
+    unavailable: spec.unavailable ?? 'may',
     handler: spec.handler as Operation['handler'],
     cli: spec.cli,
   };

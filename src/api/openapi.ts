@@ -49,6 +49,8 @@ type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'scope' |
   produces: string;
   /** The 201 answer carries a `Location` header. */
   locates?: boolean;
+  /** How it answers 503 (Operation.unavailable); the pages may, like most operations. */
+  unavailable?: Operation['unavailable'];
 };
 
 function describedRoute(route: RouteDoc): Described {
@@ -154,9 +156,6 @@ const SHED_RETRY_AFTER: JsonObject = {
   schema: { type: 'integer', minimum: 1 },
 };
 
-/** Operations whose every 503 carries `Retry-After` (the readiness probe tells a balancer when to ask again). */
-const ALWAYS_RETRY_AFTER_503 = new Set(['system.readyz']);
-
 /** Error statuses, each a shared response in `components.responses`. */
 const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: Record<string, JsonObject> }> = {
   400: { name: 'BadRequest', description: 'Bad request.' },
@@ -190,9 +189,6 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
   504: { name: 'GatewayTimeout', description: 'An upstream source did not answer in time.' },
   507: { name: 'InsufficientStorage', description: 'The data dir has no room to store the record.' },
 };
-
-/** The routes that never touch the data dir or a store: every other one may answer 503 when they are unavailable. */
-const NEVER_UNAVAILABLE = new Set(['system.root', 'system.healthz']);
 
 /** Answered to any request, whatever the route (an unknown path): listed in `components.responses` even where no route lists it. */
 const ALWAYS_LISTED = [404];
@@ -334,7 +330,7 @@ function errorResponse(status: number, used: Set<number>): JsonObject {
   return { description: `Error ${status}.`, headers: REQUEST_ID, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } };
 }
 
-/** A 503 that always carries `Retry-After` (see ALWAYS_RETRY_AFTER_503). */
+/** A 503 that always carries `Retry-After` (an operation's `unavailable: 'retry-after'`). */
 function retryingUnavailable(): JsonObject {
   return {
     description: 'Not available now (`detail` says what failed); always with `Retry-After`, the seconds before asking again.',
@@ -376,9 +372,9 @@ function operationObject(op: Described, defs: Record<string, JsonObject>, used: 
   if (op.input.path || op.input.query || op.input.body) errors.add(422);
   // Every path answers the methods it lacks with 405 (and Allow).
   errors.add(405);
-  if (!NEVER_UNAVAILABLE.has(op.id)) errors.add(503);
+  if (op.unavailable !== 'never') errors.add(503);
   for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, used);
-  if (errors.has(503) && ALWAYS_RETRY_AFTER_503.has(op.id)) responses['503'] = retryingUnavailable();
+  if (errors.has(503) && op.unavailable === 'retry-after') responses['503'] = retryingUnavailable();
   object.responses = responses;
   object.security = securityOf(op);
   if (op.access !== 'public') object['x-required-scope'] = op.scope;

@@ -12,6 +12,7 @@ export const apiRoot = defineOperation({
   method: 'GET',
   path: '/',
   access: 'public',
+  unavailable: 'never',
   tag: 'system',
   summary: 'API metadata',
   description: 'The service\'s name, version and node name, and where its documentation and OpenAPI document are.',
@@ -39,6 +40,7 @@ export const healthz = defineOperation({
   method: 'GET',
   path: '/healthz',
   access: 'public',
+  unavailable: 'never',
   tag: 'system',
   summary: 'Liveness check: 200 whenever the service runs',
   description: 'Reads nothing and is never rate-limited, so a load balancer\'s probe cannot fail because of other clients.',
@@ -56,6 +58,7 @@ export const readyz = defineOperation({
   method: 'GET',
   path: '/readyz',
   access: 'public',
+  unavailable: 'retry-after',
   tag: 'system',
   summary: 'Readiness check: 200 when the data dir can be read and written and the store answers',
   description:
