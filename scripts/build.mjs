@@ -113,8 +113,8 @@ async function runGenerator(into, name, source) {
 function configDefaults(into) {
   return runGenerator(into, 'config defaults', [
     "import { isDeepStrictEqual } from 'node:util';",
-    "import { configSchemas } from './src/config.ts';",
-    'const defaults = configSchemas().configSchema.parse({});',
+    "import { configSchema } from './src/config.ts';",
+    'const defaults = configSchema().parse({});',
     'const json = JSON.stringify(defaults);',
     "if (!isDeepStrictEqual(JSON.parse(json), defaults)) throw new Error('the config defaults do not survive JSON');",
     'process.stdout.write(json);',

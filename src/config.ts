@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { type CheckedConfigCache, checkedConfigCache, checkedConfigCacheFile } from './checked-config-cache.ts';
 import { EstateError } from './errors.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
@@ -13,91 +14,110 @@ import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from '.
 export const DEFAULT_FORGE_TOKEN_ENV = 'FORGEJO_TOKEN';
 export const DEFAULT_FORGE_MAX_BYTES = 16 * 1024 * 1024;
 
-/**
- * The config's zod schemas, built at their first use: building them costs
- * a few milliseconds, which a command run without a config file never pays
- * (see defaultConfig).
- */
-function buildSchemas() {
-  const httpUrl = z.url({ protocol: /^https?$/ });
-  /** A URL estate calls: secrets never sit in it (they come from environment variables). */
-  const sourceUrl = httpUrl.refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
+/** `build()` on the first call, the same value after. */
+function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  let built = false;
+  return () => {
+    if (!built) {
+      value = build();
+      built = true;
+    }
+    return value as T;
+  };
+}
+
+const httpUrl = once(() => z.url({ protocol: /^https?$/ }));
+/** A URL estate calls: secrets never sit in it (they come from environment variables). */
+const sourceUrl = once(() =>
+  httpUrl().refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
     message: 'must not contain credentials (name an environment variable that holds them instead)',
-  });
-  const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
-  const timeoutMs = z.int().min(1).max(600_000);
-  const cacheS = z.int().min(0).max(86_400);
+  }),
+);
+const envName = () => z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+const timeoutMs = () => z.int().min(1).max(600_000);
+const cacheS = () => z.int().min(0).max(86_400);
 
-
-  const providerSchema = z.strictObject({
+const providerSchema = () =>
+  z.strictObject({
     name: z.string().min(1).max(100),
-    url: sourceUrl,
-    timeout_ms: timeoutMs.default(3000),
+    url: sourceUrl(),
+    timeout_ms: timeoutMs().default(3000),
     expect_status: z.int().min(100).max(599).optional(),
   });
 
-  /** An origin as browsers send it: scheme, host and optional port; no path, no trailing slash. */
-  const corsOrigin = z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/, {
+/** An origin as browsers send it: scheme, host and optional port; no path, no trailing slash. */
+const corsOrigin = () =>
+  z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/, {
     message: 'must be an origin such as https://dash.example.org (scheme, host and port only)',
   });
 
-  /**
-   * Requests per client: a token bucket of `burst` requests that refills at
-   * `requests_per_minute`, one per credential (API key or token user) when the
-   * request carries a valid one, else one per client address. Loopback clients
-   * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
-   * the same host forwards every client).
-   */
-  const rateLimitSchema = z.strictObject({
+/**
+ * Requests per client: a token bucket of `burst` requests that refills at
+ * `requests_per_minute`, one per credential (API key or token user) when the
+ * request carries a valid one, else one per client address. Loopback clients
+ * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
+ * the same host forwards every client).
+ */
+export const rateLimitSchema = once(() =>
+  z.strictObject({
     enabled: z.boolean().default(true),
     requests_per_minute: z.int().min(1).max(1_000_000).default(600),
     burst: z.int().min(1).max(100_000).default(120),
     exempt_loopback: z.boolean().default(true),
-  });
+  }),
+);
 
-  /**
-   * Routes that ask external sources or gather many (stats, providers, forge,
-   * summary, garden, agents) run at most `max_concurrent` at once; up to
-   * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
-   */
-  const expensiveRoutesSchema = z.strictObject({
+/**
+ * Routes that ask external sources or gather many (stats, providers, forge,
+ * summary, garden, agents) run at most `max_concurrent` at once; up to
+ * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
+ */
+const expensiveRoutesSchema = once(() =>
+  z.strictObject({
     max_concurrent: z.int().min(1).max(1000).default(8),
     max_queued: z.int().min(0).max(10_000).default(64),
     max_wait_ms: z.int().min(1).max(600_000).default(15_000),
-  });
+  }),
+);
 
-  /**
-   * How long a client may take to send its headers, its whole request, and how
-   * long an idle keep-alive connection stays open; how long an answer may wait
-   * for its client to take it (`send_ms`) before its connection is cut.
-   */
-  const serveTimeoutsSchema = z
+/**
+ * How long a client may take to send its headers, its whole request, and how
+ * long an idle keep-alive connection stays open; how long an answer may wait
+ * for its client to take it (`send_ms`) before its connection is cut.
+ */
+const serveTimeoutsSchema = once(() =>
+  z
     .strictObject({
       headers_ms: z.int().min(100).max(600_000).default(10_000),
       request_ms: z.int().min(100).max(3_600_000).default(30_000),
       keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
       send_ms: z.int().min(100).max(3_600_000).default(30_000),
     })
-    .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
+    .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] }),
+);
 
-  /**
-   * `GET /work/stream`: at most `per_client` open streams per client (its
-   * credential when it presents a valid one, else its address); each ends after
-   * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
-   * server holds at most `max_open` streams in all (one more is 503).
-   */
-  const workStreamsSchema = z.strictObject({
+/**
+ * `GET /work/stream`: at most `per_client` open streams per client (its
+ * credential when it presents a valid one, else its address); each ends after
+ * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
+ * server holds at most `max_open` streams in all (one more is 503).
+ */
+const workStreamsSchema = once(() =>
+  z.strictObject({
     per_client: z.int().min(1).max(10_000).default(8),
     max_open: z.int().min(1).max(100_000).default(200),
     max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
-  });
+  }),
+);
 
-  /**
-   * Quotas of training runs: runs per user, and bytes of `params` per run (as
-   * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
-   * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
-   */
-  const trainingSchema = z
+/**
+ * Quotas of training runs: runs per user, and bytes of `params` per run (as
+ * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
+ * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
+ */
+const trainingSchema = once(() =>
+  z
     .strictObject({
       max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
       max_params_bytes: z.int().min(2).max(1024 * 1024).default(10 * 1024),
@@ -107,30 +127,34 @@ function buildSchemas() {
       message:
         `max_runs_per_user × (max_params_bytes + ${RUN_FIELDS_BYTES}) must be at most ${MAX_RUNS_ANSWER_BYTES} bytes ` +
         `(16 MiB: one user's runs are listed in one answer); lower either`,
-    });
+    }),
+);
 
-  /** `estate serve`'s settings; every key has a default. */
-  const serveSchema = z.strictObject({
+/** `estate serve`'s settings; every key has a default. */
+const serveSchema = once(() =>
+  z.strictObject({
     host: z.string().min(1).optional(),
     port: z.int().min(0).max(65_535).optional(),
     /** Origins (`https://dash.example.org`) whose pages may call the API from a browser; none by default. */
-    cors_origins: z.array(corsOrigin).max(100).default([]),
-    rate_limit: rateLimitSchema.default(rateLimitSchema.parse({})),
-    expensive_routes: expensiveRoutesSchema.default(expensiveRoutesSchema.parse({})),
-    timeouts: serveTimeoutsSchema.default(serveTimeoutsSchema.parse({})),
+    cors_origins: z.array(corsOrigin()).max(100).default([]),
+    rate_limit: rateLimitSchema().default(rateLimitSchema().parse({})),
+    expensive_routes: expensiveRoutesSchema().default(expensiveRoutesSchema().parse({})),
+    timeouts: serveTimeoutsSchema().default(serveTimeoutsSchema().parse({})),
     /** Open connections beyond this are refused at once. */
     max_connections: z.int().min(1).max(100_000).default(1024),
     /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
     max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
-    streams: workStreamsSchema.default(workStreamsSchema.parse({})),
-  });
+    streams: workStreamsSchema().default(workStreamsSchema().parse({})),
+  }),
+);
 
-  /**
-   * `store`: `data-dir`, or a `postgres://` / `postgresql://` URL without a
-   * password (the password comes from PGPASSWORD or a PGPASSFILE, never from
-   * this file).
-   */
-  const storeSpec = z
+/**
+ * `store`: `data-dir`, or a `postgres://` / `postgresql://` URL without a
+ * password (the password comes from PGPASSWORD or a PGPASSFILE, never from
+ * this file).
+ */
+const storeSpec = () =>
+  z
     .string()
     .max(2000)
     .superRefine((spec, ctx) => {
@@ -147,25 +171,33 @@ function buildSchemas() {
       }
     });
 
-  const configSchema = z.strictObject({
-    /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
-    store: storeSpec.optional(),
-    node_name: z.string().min(1).max(200).optional(),
-    forge: z
+/**
+ * The config file's top-level keys, each with the builder of its schema. A
+ * file is checked a section at a time: a command pays only for the sections
+ * its file has (the rest come from the defaults), and `serve`, the largest,
+ * is built only where it is written or served.
+ */
+const SECTIONS = {
+  /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
+  store: () => storeSpec().optional(),
+  node_name: () => z.string().min(1).max(200).optional(),
+  forge: () =>
+    z
       .strictObject({
         /** Base URL of the forge (not its /api/v1). */
-        url: sourceUrl,
+        url: sourceUrl(),
         /** The environment variable that holds the forge's access token. */
-        token_env: envName.default(DEFAULT_FORGE_TOKEN_ENV),
+        token_env: envName().default(DEFAULT_FORGE_TOKEN_ENV),
         /** Bounds each request to the forge; a paginated listing as a whole gets three times this. */
-        timeout_ms: timeoutMs.default(5000),
-        cache_s: cacheS.default(30),
+        timeout_ms: timeoutMs().default(5000),
+        cache_s: cacheS().default(30),
         /** Bounds the bytes read for one call: each answer, and a paginated listing's answers in all (502 past it). */
         max_bytes: z.int().min(1024).max(1024 ** 3).default(DEFAULT_FORGE_MAX_BYTES),
       })
       .optional(),
-    providers: z
-      .array(providerSchema)
+  providers: () =>
+    z
+      .array(providerSchema())
       .max(100)
       .default([])
       .superRefine(
@@ -180,49 +212,58 @@ function buildSchemas() {
         },
         { when: (payload) => Array.isArray(payload.value) },
       ),
-    providers_cache_s: cacheS.default(60),
-    stats: z
+  providers_cache_s: () => cacheS().default(60),
+  stats: () =>
+    z
       .strictObject({
         /** argv, never a shell string; a relative program path resolves against the data dir (also the working directory). */
         command: z.array(z.string().min(1).max(4096)).min(1).max(100),
-        timeout_ms: timeoutMs.default(10_000),
-        cache_s: cacheS.default(300),
+        timeout_ms: timeoutMs().default(10_000),
+        cache_s: cacheS().default(300),
       })
       .optional(),
-    identity: z
+  identity: () =>
+    z
       .strictObject({
         name: z.string().max(200).optional(),
         tagline: z.string().max(500).optional(),
-        links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl })).max(50).default([]),
+        links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl() })).max(50).default([]),
       })
       .optional(),
-    events: z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
-    training: trainingSchema.default(trainingSchema.parse({})),
-    serve: serveSchema.optional(),
-  });
-  return { configSchema, serveSchema, rateLimitSchema, expensiveRoutesSchema, serveTimeoutsSchema, workStreamsSchema, trainingSchema };
-}
+  events: () => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
+  training: () => trainingSchema().default(trainingSchema().parse({})),
+  serve: () => serveSchema().optional(),
+};
 
-type Schemas = ReturnType<typeof buildSchemas>;
-let built: Schemas | undefined;
+type Sections = typeof SECTIONS;
+type SectionName = keyof Sections;
 
-/** The config's schemas (built once, at the first call). */
-export function configSchemas(): Schemas {
-  return (built ??= buildSchemas());
-}
+const sectionSchema = (() => {
+  const built = new Map<SectionName, z.ZodType>();
+  return (name: SectionName): z.ZodType => {
+    let schema = built.get(name);
+    if (!schema) built.set(name, (schema = SECTIONS[name]()));
+    return schema;
+  };
+})();
 
-export type EstateConfig = z.output<Schemas['configSchema']>;
+const buildConfigSchema = () => z.strictObject(Object.fromEntries(Object.keys(SECTIONS).map((name) => [name, sectionSchema(name as SectionName)])) as { [K in SectionName]: ReturnType<Sections[K]> });
+
+/** The whole config's schema, built at the first call (commands check a file a section at a time: parseConfig). */
+export const configSchema = once(buildConfigSchema);
+
+export type EstateConfig = z.output<ReturnType<typeof buildConfigSchema>>;
 export type ForgeConfig = NonNullable<EstateConfig['forge']>;
 export type ProviderConfig = EstateConfig['providers'][number];
 export type StatsConfig = NonNullable<EstateConfig['stats']>;
-export type ServeConfig = z.output<Schemas['serveSchema']>;
-export type RateLimitConfig = z.output<Schemas['rateLimitSchema']>;
+export type ServeConfig = z.output<ReturnType<typeof serveSchema>>;
+export type RateLimitConfig = z.output<ReturnType<typeof rateLimitSchema>>;
 
 export const CONFIG_FILE = 'estate.config.json';
 
 /** The `serve` settings of a config, defaults filled in when it has none. */
 export function serveSettings(config: EstateConfig): ServeConfig {
-  return config.serve ?? configSchemas().serveSchema.parse({});
+  return config.serve ?? serveSchema().parse({});
 }
 
 /** Where the data dir is: `--data-dir`, else `ESTATE_DATA_DIR`, else `$XDG_DATA_HOME/estate` (`~/.local/share/estate`). */
@@ -251,7 +292,7 @@ export function assertDataDir(dir: string): void {
  * through a link (`readDataFileSync`). Every problem is reported with its
  * path in the file.
  */
-export function loadConfig(dataDir: string, configFlag?: string): EstateConfig {
+export function loadConfig(dataDir: string, configFlag?: string, env: NodeJS.ProcessEnv = process.env): EstateConfig {
   const file = configFlag ? path.resolve(configFlag) : path.join(dataDir, CONFIG_FILE);
   let text: string | undefined;
   try {
@@ -260,7 +301,26 @@ export function loadConfig(dataDir: string, configFlag?: string): EstateConfig {
     if (err instanceof EstateError) throw err;
     if (!isNotFound(err) || configFlag) throw new EstateError('usage', `cannot read config ${file}: ${(err as Error).message}`);
   }
-  return text === undefined ? defaultConfig() : parseConfig(text, file);
+  if (text === undefined) return defaultConfig();
+  const cache = bundleConfigCache(env);
+  const cached = cache?.get(text);
+  if (cached) return cached as EstateConfig;
+  const config = parseConfig(text, file);
+  cache?.put(text, config);
+  return config;
+}
+
+/** The cache of checked configs (checked-config-cache.ts), in the built CLI only: keyed to its bundle file. */
+function bundleConfigCache(env: NodeJS.ProcessEnv): CheckedConfigCache | undefined {
+  if (typeof __ESTATE_CONFIG_DEFAULTS__ !== 'string' || typeof __filename !== 'string') return undefined;
+  const file = checkedConfigCacheFile(env);
+  if (!file) return undefined;
+  try {
+    const bundle = statSync(__filename);
+    return checkedConfigCache(file, `${bundle.size}:${bundle.mtimeMs}:${bundle.ino}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The defaults as JSON, put in the bundle by scripts/build.mjs (computed from the schemas); absent when run from source. */
@@ -269,7 +329,7 @@ declare const __ESTATE_CONFIG_DEFAULTS__: string | undefined;
 /** The config of an estate without a config file: every default. From the bundle's copy when there is one, so no schema is built. */
 export function defaultConfig(): EstateConfig {
   if (typeof __ESTATE_CONFIG_DEFAULTS__ === 'string') return JSON.parse(__ESTATE_CONFIG_DEFAULTS__) as EstateConfig;
-  return configSchemas().configSchema.parse({});
+  return configSchema().parse({});
 }
 
 export function parseConfig(text: string, file: string): EstateConfig {
@@ -279,16 +339,39 @@ export function parseConfig(text: string, file: string): EstateConfig {
   } catch (err) {
     throw new EstateError('usage', `config ${file} is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = configSchemas().configSchema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.flatMap((i) => {
-      const where = (extra: PropertyKey[] = []) => [...i.path, ...extra].map(String).join('.') || '(top level)';
-      if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${where([k])}: unknown key`);
-      return [`${where()}: ${i.message}`];
-    });
-    throw new EstateError('usage', `config ${file} is invalid: ${problems.join('; ')}`);
+  const checked = checkSections(raw);
+  if (checked) return checked;
+  // Something is wrong: the whole schema names every problem at once.
+  const parsed = configSchema().safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.flatMap((i) => {
+    const where = (extra: PropertyKey[] = []) => [...i.path, ...extra].map(String).join('.') || '(top level)';
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${where([k])}: unknown key`);
+    return [`${where()}: ${i.message}`];
+  });
+  throw new EstateError('usage', `config ${file} is invalid: ${problems.join('; ')}`);
+}
+
+/**
+ * `raw` checked a section at a time, the defaults standing in for the
+ * sections it lacks: what configSchema makes of it, building only the
+ * schemas of the sections it has. Undefined when anything in it is wrong.
+ */
+function checkSections(raw: unknown): EstateConfig | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  if (Object.keys(raw).some((name) => !Object.hasOwn(SECTIONS, name))) return undefined;
+  const defaults = defaultConfig() as Record<string, unknown>;
+  const config: Record<string, unknown> = {};
+  for (const name of Object.keys(SECTIONS) as SectionName[]) {
+    let value = defaults[name];
+    if (Object.hasOwn(raw, name)) {
+      const parsed = sectionSchema(name).safeParse((raw as Record<string, unknown>)[name]);
+      if (!parsed.success) return undefined;
+      value = parsed.data;
+    }
+    if (value !== undefined) config[name] = value;
   }
-  return parsed.data;
+  return config as EstateConfig;
 }
 
 /** Secrets named by the config, read from the environment (never from the config file). */

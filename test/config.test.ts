@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parseConfig, resolveSecrets } from '../src/config.ts';
 import { runEstate } from './helpers/cli.ts';
-import { tempDataDir } from './helpers/data-dir.ts';
+import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 
 test('the config reports every problem with its path in the file', async (t) => {
   const cases: [string, unknown, string[]][] = [
@@ -64,4 +64,26 @@ test('an invalid config stops a command with exit 2 and names each problem; --co
   const good = await runEstate(['providers', '--json', '--data-dir', dir, '--config', other]);
   assert.equal(good.code, 0, good.stderr);
   assert.equal(good.json.count, 0);
+});
+
+test('a config checked a section at a time is what the whole schema makes of it', async () => {
+  const { configSchema } = await import('../src/config.ts');
+  const configs: object[] = [
+    {},
+    { node_name: 'hub' },
+    JSON.parse(await readFile(path.join(DEMO_FIXTURE, 'estate.config.json'), 'utf8')),
+    {
+      store: 'data-dir',
+      node_name: 'n',
+      forge: { url: ' http://forge:3000 ', token_env: 'T' },
+      providers: [{ name: 'a', url: 'http://a', expect_status: 200 }],
+      providers_cache_s: 5,
+      stats: { command: ['./s'] },
+      identity: { name: 'x', links: [{ label: 'l', url: 'https://l.example' }] },
+      events: { stale_after_s: 60 },
+      training: { max_runs_per_user: 10 },
+      serve: { port: 0, cors_origins: ['https://dash.example.org'], timeouts: { headers_ms: 1000 } },
+    },
+  ];
+  for (const raw of configs) assert.deepEqual(parseConfig(JSON.stringify(raw), 'x'), configSchema().parse(raw), JSON.stringify(raw));
 });

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { configSchemas } from '../src/config.ts';
+import { rateLimitSchema } from '../src/config.ts';
 import { addressKey, isLoopback, RateLimiter } from '../src/server/rate-limit.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
 function limiter(settings: Record<string, unknown>, maxBuckets?: number) {
   let now = 0;
-  const limit = new RateLimiter(configSchemas().rateLimitSchema.parse(settings), { now: () => now, maxBuckets });
+  const limit = new RateLimiter(rateLimitSchema().parse(settings), { now: () => now, maxBuckets });
   return { limit, advance: (ms: number) => (now += ms) };
 }
 

@@ -12,7 +12,7 @@ import { resolveTarget } from './resolve-target.ts';
 export function localContext(options: CommonOptions, io: CliIO): EstateContext {
   const dataDir = resolveDataDir(options.dataDir, io.env);
   assertDataDir(dataDir);
-  return createContext(dataDir, loadConfig(dataDir, options.config), undefined, options.store);
+  return createContext(dataDir, loadConfig(dataDir, options.config, io.env), undefined, options.store);
 }
 
 /** Runs `fn` with a local context (see localContext), closing its store afterwards. */

@@ -56,6 +56,7 @@ const ENVIRONMENT: [string, string][] = [
   ['ESTATE_API_KEY', 'The credential for remote calls, as with --api-key; `estate serve` also accepts it as an API key of user "operator".'],
   ['ESTATE_CONTEXT', 'Call the server of this context of the contexts file, as with --context. Flags beat the environment, which beats the contexts file; ESTATE_URL with ESTATE_CONTEXT or ESTATE_DATA_DIR is a usage error.'],
   ['XDG_CONFIG_HOME', 'The contexts file is $XDG_CONFIG_HOME/estate/contexts.json (default ~/.config/estate/contexts.json).'],
+  ['XDG_CACHE_HOME', 'What estate made of recent config files is kept in $XDG_CACHE_HOME/estate/checked-config.json (default ~/.cache/estate/checked-config.json).'],
   ['ESTATE_MAX_ANSWER_BYTES', 'The most bytes read of a remote server\'s answer, or of one event of its stream (default 67108864); past it the command fails with exit 1. Redirects are never followed in remote calls.'],
   ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
   ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],
@@ -76,6 +77,9 @@ const FILES: [string, string][] = [
   ['keys.json', 'The credential store: API key hashes only, mode 0600.'],
   ['token-secret', 'The secret that signs access tokens, mode 0600, created by the first `estate token create`.'],
 ];
+
+const CHECKED_CONFIG_TEXT =
+  'What the last few config files were checked into, so the next command with the same file skips the check: used only when the text is byte for byte the same, by the same estate build, and the file is the user\'s own and private (0600). Safe to delete.';
 
 const CONTEXTS_FILE_TEXT =
   'Default ~/.config/estate/contexts.json: {"current": NAME, "contexts": {NAME: {"url", and one of "api_key_env", "api_key_file", "api_key"}}}, written with mode 0600. Refused when others may write it, or read it while it names a credential.';
@@ -159,8 +163,11 @@ export function renderManPage(program: Command): string {
     prose('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
     ...tagged(FILES.map(([n, d]) => [`\\fI${esc(n)}\\fR`, d])),
     '.PP',
-    prose('Outside it, the user\'s contexts (estate context):'),
-    ...tagged([[`\\fI${esc('$XDG_CONFIG_HOME/estate/contexts.json')}\\fR`, CONTEXTS_FILE_TEXT]]),
+    prose('Outside it, the user\'s contexts (estate context) and cache:'),
+    ...tagged([
+      [`\\fI${esc('$XDG_CONFIG_HOME/estate/contexts.json')}\\fR`, CONTEXTS_FILE_TEXT],
+      [`\\fI${esc('$XDG_CACHE_HOME/estate/checked-config.json')}\\fR`, CHECKED_CONFIG_TEXT],
+    ]),
     '.SH EXIT STATUS',
     ...tagged(EXIT_STATUS.map(([n, d]) => [`\\fB${n}\\fR`, d])),
     '.PP',

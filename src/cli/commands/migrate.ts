@@ -21,7 +21,7 @@ export function migrateCommand(io: CliIO): Command {
     .option('--json', 'print {"store","from","to","applied"}')
     .addHelpText('after', '\nExamples:\n  $ PGPASSWORD=… estate migrate --store postgres://estate@db.internal/estate\n  $ ESTATE_STORE=postgres://estate@db.internal/estate estate migrate --json\n')
     .action(async (options: MigrateOptions) => {
-      const config = loadConfig(resolveDataDir(options.dataDir, io.env), options.config);
+      const config = loadConfig(resolveDataDir(options.dataDir, io.env), options.config, io.env);
       const spec = resolveStoreSpec(options.store, config, io.env);
       if (spec === undefined || !isPostgresSpec(spec)) {
         throw new EstateError('usage', 'estate migrate needs a PostgreSQL store: pass --store postgres://… or set ESTATE_STORE (the data dir needs no migration)');

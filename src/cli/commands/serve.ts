@@ -60,7 +60,7 @@ export function serveCommand(io: CliIO): Command {
         dataDir = resolveDataDir(options.dataDir, io.env);
         assertDataDir(dataDir);
       }
-      const config = loadConfig(dataDir, options.config);
+      const config = loadConfig(dataDir, options.config, io.env);
       const host = options.host ?? config.serve?.host ?? '127.0.0.1';
       const port = parsePort(options.port ?? config.serve?.port ?? 8080);
       if (stopped) return;
