@@ -229,7 +229,7 @@ try {
     platform: 'node',
     target: 'node20',
     minify: true,
-    keepNames: true,
+    keepNames: false,
     sourcemap: 'linked',
     // Each bundled package's whole licence goes to THIRD-PARTY-LICENSES.txt.
     legalComments: 'none',

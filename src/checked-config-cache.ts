@@ -6,8 +6,9 @@ import path from 'node:path';
 // of the last few config texts in the user's cache folder
 // (`$XDG_CACHE_HOME/estate/checked-config.json`, `~/.cache/estate/…`) and
 // takes a config from there only when the text is byte for byte the same and
-// the bundle that checked it is this one (its size and modification time, as
-// V8's code cache beside the bundle is keyed). Anything else, or any trouble
+// the bundle that checked it is this one (its size, modification time and
+// inode: each entry names its bundle, so two installs used in turn keep
+// theirs). Anything else, or any trouble
 // with the cache file, and the text is checked as usual: the cache never
 // changes what a config means, only how soon it is known.
 //
@@ -21,13 +22,10 @@ const MAX_ENTRIES = 8;
 const MAX_TEXT = 64 * 1024;
 
 interface Entry {
+  /** The bundle that checked it. */
+  stamp: string;
   text: string;
   config: unknown;
-}
-
-interface CacheFile {
-  stamp: string;
-  entries: Entry[];
 }
 
 export interface CheckedConfigCache {
@@ -43,16 +41,15 @@ export interface CheckedConfigCache {
  */
 export function checkedConfigCache(file: string, stamp: string): CheckedConfigCache {
   let entries: Entry[] | undefined;
-  const load = (): Entry[] => (entries ??= readEntries(file, stamp));
+  const load = (): Entry[] => (entries ??= readEntries(file));
   return {
     get(text) {
-      return load().find((e) => e.text === text)?.config;
+      return load().find((e) => e.stamp === stamp && e.text === text)?.config;
     },
     put(text, config) {
       if (text.length > MAX_TEXT) return;
-      const kept = [{ text, config }, ...load().filter((e) => e.text !== text)].slice(0, MAX_ENTRIES);
-      entries = kept;
-      writeEntries(file, { stamp, entries: kept });
+      entries = [{ stamp, text, config }, ...load().filter((e) => e.stamp !== stamp || e.text !== text)].slice(0, MAX_ENTRIES);
+      writeEntries(file, entries);
     },
   };
 }
@@ -65,15 +62,15 @@ export function checkedConfigCacheFile(env: NodeJS.ProcessEnv): string | undefin
   return dir && path.join(dir, 'estate', 'checked-config.json');
 }
 
-function readEntries(file: string, stamp: string): Entry[] {
+function readEntries(file: string): Entry[] {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
     const stats = fstatSync(fd);
     if (!stats.isFile() || (process.getuid && stats.uid !== process.getuid()) || (stats.mode & 0o022) !== 0) return [];
-    const cache = JSON.parse(readFileSync(fd, 'utf8')) as Partial<CacheFile>;
-    if (cache.stamp !== stamp || !Array.isArray(cache.entries)) return [];
-    return cache.entries.filter((e): e is Entry => typeof e?.text === 'string' && typeof e.config === 'object' && e.config !== null);
+    const entries: unknown = JSON.parse(readFileSync(fd, 'utf8'));
+    if (!Array.isArray(entries)) return [];
+    return entries.filter((e: Partial<Entry> | null): e is Entry => typeof e?.stamp === 'string' && typeof e.text === 'string' && typeof e.config === 'object' && e.config !== null);
   } catch {
     return [];
   } finally {
@@ -81,11 +78,11 @@ function readEntries(file: string, stamp: string): Entry[] {
   }
 }
 
-function writeEntries(file: string, cache: CacheFile): void {
+function writeEntries(file: string, entries: Entry[]): void {
   const temp = `${file}.${process.pid}.tmp`;
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(temp, JSON.stringify(cache), { mode: 0o600, flag: 'wx' });
+    writeFileSync(temp, JSON.stringify(entries), { mode: 0o600, flag: 'wx' });
     renameSync(temp, file);
   } catch {
     try {

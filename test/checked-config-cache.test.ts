@@ -37,9 +37,9 @@ test('a checked config is kept in the user cache, private, and a changed text is
   await writeFile(configFile, text);
   assert.equal(await nodeOf(), 'first');
   const cache = JSON.parse(await readFile(cacheFile, 'utf8'));
-  assert.equal(cache.stamp, await bundleStamp());
-  assert.deepEqual(cache.entries[0].text, text);
-  assert.equal(cache.entries[0].config.node_name, 'first');
+  assert.equal(cache[0].stamp, await bundleStamp());
+  assert.equal(cache[0].text, text);
+  assert.equal(cache[0].config.node_name, 'first');
   assert.equal((await stat(cacheFile)).mode & 0o777, 0o600);
   assert.equal((await stat(path.dirname(cacheFile))).mode & 0o777, 0o700);
 
@@ -52,7 +52,7 @@ test('a checked config is kept in the user cache, private, and a changed text is
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /node_name: /);
   const kept = JSON.parse(await readFile(cacheFile, 'utf8'));
-  assert.deepEqual(kept.entries.map((e: { config: { node_name: string } }) => e.config.node_name), ['second', 'first']);
+  assert.deepEqual(kept.map((e: { config: { node_name: string } }) => e.config.node_name), ['second', 'first']);
 });
 
 test('the cache is believed only for its own bundle, and only when nobody else may write it', async (t) => {
@@ -61,19 +61,19 @@ test('the cache is believed only for its own bundle, and only when nobody else m
   await writeFile(configFile, text);
   assert.equal(await nodeOf(), 'on-disk');
   // An entry claiming another meaning for the same text: taken when it is this bundle's own, private cache…
-  const planted = (stamp: string) => JSON.stringify({ stamp, entries: [{ text, config: { node_name: 'from-cache', providers: [], providers_cache_s: 60, events: { stale_after_s: 900 }, training: { max_runs_per_user: 1000, max_params_bytes: 10240 } } }] });
+  const planted = (stamp: string) => JSON.stringify([{ stamp, text, config: { node_name: 'from-cache', providers: [], providers_cache_s: 60, events: { stale_after_s: 900 }, training: { max_runs_per_user: 1000, max_params_bytes: 10240 } } }]);
   await writeFile(cacheFile, planted(await bundleStamp()));
   assert.equal(await nodeOf(), 'from-cache');
-  // …not when another bundle wrote it (the config is checked again and the cache rewritten)…
+  // …not when another bundle wrote it (the config is checked again, and kept beside the other bundle's)…
   await writeFile(cacheFile, planted('1:2:3'));
   assert.equal(await nodeOf(), 'on-disk');
-  assert.equal(JSON.parse(await readFile(cacheFile, 'utf8')).stamp, await bundleStamp());
+  assert.deepEqual(JSON.parse(await readFile(cacheFile, 'utf8')).map((e: { stamp: string }) => e.stamp), [await bundleStamp(), '1:2:3']);
   // …nor when others may write it…
   await writeFile(cacheFile, planted(await bundleStamp()));
   await chmod(cacheFile, 0o622);
   assert.equal(await nodeOf(), 'on-disk');
   // …and a cache that is not JSON is checked past, never an error.
-  await writeFile(cacheFile, '{"stamp": ', { mode: 0o600 });
+  await writeFile(cacheFile, '[{"stamp": ', { mode: 0o600 });
   await chmod(cacheFile, 0o600);
   assert.equal(await nodeOf(), 'on-disk');
 });
