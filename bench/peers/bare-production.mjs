@@ -114,7 +114,9 @@ const SECURITY = {
   'X-Frame-Options': 'DENY',
 };
 
-const BURST = 100_000;
+// A bucket no benchmark run empties (estate's and Fastify's limits are not
+// reached either): what is measured is the bookkeeping, not cheap 429s.
+const BURST = 10_000_000;
 const PER_MS = 1_000_000 / 60_000;
 const buckets = new Map();
 
