@@ -51,6 +51,16 @@ function stdoutWriter(direct: boolean): (text: string) => void {
   };
 }
 
+/**
+ * Read by bin/estate when the process ends. A V8 code cache of the bundle
+ * that is missing or rejected (node run with other flags) is written anew
+ * from the functions this run compiled: those of a start-up, unless the
+ * command ran until stopped (serve, --follow, --watch), whose functions are
+ * not what the next start needs. Such a run leaves the cache to the next
+ * short command.
+ */
+export const codeCache = { worthWriting: true };
+
 async function main(): Promise<void> {
   const stdoutDirect = writesDirectly(1);
   const stdout = stdoutWriter(stdoutDirect);
@@ -85,6 +95,7 @@ async function main(): Promise<void> {
     columns: stdoutDirect ? undefined : process.stdout.columns,
     onStop: () => {
       claimed = true;
+      codeCache.worthWriting = false;
       return stopSignal;
     },
     atExit: (cleanup) => {
