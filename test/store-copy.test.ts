@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, readdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parseConfig } from '../src/config.ts';
@@ -198,6 +198,9 @@ test('a conflict exits 5, is reported, and overwrites nothing; everything else i
   assert.equal((await runEstate(['token', 'create', '--user', 'alice', '--data-dir', source])).code, 0);
   // A corrupt line in the source: not a record, not copied, counted.
   await appendFile(path.join(source, 'work', 'completions.jsonl'), '{"torn": \n');
+  // A run file that is not a run: not copied either, counted.
+  await mkdir(path.join(source, 'training', 'runs'), { recursive: true });
+  await writeFile(path.join(source, 'training', 'runs', 'run_00000000000000ff.json'), '{"run_id": ', { mode: 0o600 });
 
   // The destination already holds (ops, T-1) with another title, and a token secret of its own.
   const dir = await tempDataDir(t);
@@ -215,12 +218,14 @@ test('a conflict exits 5, is reported, and overwrites nothing; everything else i
     token_secret: [0, 0, 1],
   });
   assert.equal(r.json.completions.skipped, 1);
+  assert.equal(r.json.training_runs.skipped, 1);
   assert.deepEqual(r.json.conflicts, [
     { kind: 'completions', id: mine.record.id, key: { board: 'ops', task_id: 'T-1' }, differing: ['id', 'assignee', 'title', 'completed_at'] },
     { kind: 'token_secret', id: 'token secret', differing: ['secret'] },
   ]);
   assert.match(r.stderr, new RegExp(`^conflict: completions ${mine.record.id} \\(board ops, task_id T-1\\): .*title.*; left as it is$`, 'm'));
   assert.match(r.stderr, /^completions: +1 copied, 0 already there, 1 conflict, 1 skipped \(not records\)$/m);
+  assert.match(r.stderr, /^training_runs: +0 copied, 0 already there, 0 conflicts, 1 skipped \(not records\)$/m);
   assert.match(r.stderr, /^estate: 2 conflicts: nothing was overwritten/m);
 
   const feed = await runEstate(['work', 'feed', '--json', '--data-dir', dir, '--store', pg.url]);

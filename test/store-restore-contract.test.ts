@@ -110,7 +110,7 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual([other.outcome, other.stored?.user_id], ['conflict', 'alice']);
     assert.equal(await training.get('bob', run.run_id), undefined);
 
-    const all = (await collect(training.pages(1))).flat();
+    const all = (await collect(training.pages(1))).flatMap((page) => page.runs);
     assert.deepEqual(
       all.map((r) => r.run_id).sort(),
       [own.run_id, run.run_id].sort(),

@@ -5,7 +5,7 @@ import { dataPath } from './data-files.ts';
 import { isNotFound } from './fs-errors.ts';
 import { recordDifferences } from './keyed-log.ts';
 import { assertDataFolder, fileRefusal, openDataFile } from './open-data-file.ts';
-import type { RestoreResult } from './store/store.ts';
+import type { RestoreResult, RunPage } from './store/store.ts';
 import { changeUserRuns, RUN_ID } from './training-index.ts';
 import { trainingRunSchema, type TrainingRun } from './training.ts';
 
@@ -40,8 +40,12 @@ async function readRunFile(file: string, runId: string): Promise<TrainingRun | '
   return parsed.success && parsed.data.run_id === runId ? parsed.data : 'unreadable';
 }
 
-/** Every run in `training/runs/`, `pageSize` at a time, in directory order; files that are not runs are left out. */
-export async function* scanRuns(dataDir: string, pageSize: number): AsyncGenerator<TrainingRun[]> {
+/**
+ * Every run in `training/runs/`, `pageSize` at a time, in directory order.
+ * A file named as a run that is not one (corrupt, a link, another run's) is
+ * counted in `skipped`; other files (an atomic write's temp file) are not runs.
+ */
+export async function* scanRuns(dataDir: string, pageSize: number): AsyncGenerator<RunPage> {
   const folder = dataPath(dataDir, 'trainingRuns');
   let dir;
   // A runs folder that leads out of the data dir is refused, as for every read of it.
@@ -52,19 +56,20 @@ export async function* scanRuns(dataDir: string, pageSize: number): AsyncGenerat
     if (isNotFound(err)) return;
     throw err;
   }
-  let page: TrainingRun[] = [];
+  let page: RunPage = { runs: [], skipped: 0 };
   for await (const entry of dir) {
     const runId = entry.name.slice(0, -'.json'.length);
     if (!entry.name.endsWith('.json') || !RUN_ID.test(runId)) continue;
     const run = await readRunFile(path.join(folder, entry.name), runId);
-    if (run === undefined || run === 'unreadable') continue;
-    page.push(run);
-    if (page.length >= pageSize) {
+    if (run === undefined) continue; // deleted since the folder was listed
+    if (run === 'unreadable') page.skipped++;
+    else page.runs.push(run);
+    if (page.runs.length >= pageSize) {
       yield page;
-      page = [];
+      page = { runs: [], skipped: 0 };
     }
   }
-  if (page.length > 0) yield page;
+  if (page.runs.length > 0 || page.skipped > 0) yield page;
 }
 
 /** Stores `run` as it is (TrainingRuns.restore), under the training lock; an existing run file is never replaced. */

@@ -32,7 +32,7 @@ export interface KindCounts {
   updated: number;
   /** Something else holds its id or key at the destination: left as it is. */
   conflicts: number;
-  /** Lines of the source that are not records (corrupt or torn), not copied. */
+  /** What the source holds that is not a record (a corrupt or torn line, a run file that is not a run): not copied. */
   skipped: number;
 }
 
@@ -102,8 +102,9 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     }
   }
 
-  for await (const runs of from.training.pages(Math.min(pageSize, RUN_PAGE))) {
-    for (const run of runs) {
+  for await (const page of from.training.pages(Math.min(pageSize, RUN_PAGE))) {
+    report.training_runs.skipped += page.skipped;
+    for (const run of page.runs) {
       const r = await to.training.restore(run);
       count('training_runs', r.outcome);
       if (r.outcome === 'conflict') {

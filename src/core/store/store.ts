@@ -142,6 +142,12 @@ export interface RestoreResult<T> {
  * Training runs, per user: a run of another user is answered exactly as a
  * run that does not exist. Run ids are `run_` + 16 hex digits.
  */
+/** A page of TrainingRuns.pages: the runs, and how many stored runs were not readable as runs (a corrupt file, a link, another run's file). */
+export interface RunPage {
+  runs: TrainingRun[];
+  skipped: number;
+}
+
 export interface TrainingRuns {
   /**
    * Creates a queued run owned by `userId`. Refuses params over
@@ -156,8 +162,8 @@ export interface TrainingRuns {
   list(userId: string): Promise<TrainingRun[]>;
   /** Deletes the run if it exists and belongs to `userId`; false otherwise. */
   delete(userId: string, runId: string): Promise<boolean>;
-  /** Every run of every user, a page of at most `pageSize` at a time, in no particular order. Unreadable runs are left out. */
-  pages(pageSize: number): AsyncIterable<TrainingRun[]>;
+  /** Every run of every user, a page of at most `pageSize` at a time, in no particular order; what is stored as a run but is not one is counted, not returned. */
+  pages(pageSize: number): AsyncIterable<RunPage>;
   /**
    * Stores a run made elsewhere as it is (run_id, owner, times), whatever
    * the quota: `created`, `present` (an equal run is stored) or `conflict`

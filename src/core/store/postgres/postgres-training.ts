@@ -52,7 +52,8 @@ export function postgresTraining(sql: Sql, store: string): TrainingRuns {
         const last = rows.at(-1);
         if (!last) return;
         cursor = String(last.run_id);
-        yield rows.flatMap((row) => parse(row.run, String(row.run_id)) ?? []);
+        const runs = rows.flatMap((row) => parse(row.run, String(row.run_id)) ?? []);
+        yield { runs, skipped: rows.length - runs.length };
         if (rows.length < pageSize) return;
       }
     },
