@@ -55,6 +55,8 @@ export class IndexedFile {
   #mtimeMs = 0;
   /** When the partial last line is longer than MAX_LINE_BYTES: how far it has been scanned (no newline before). */
   #longTailEnd = 0;
+  /** The size and time of change of the file the running (or last) catch-up reads, as it found them. */
+  #reading: { size: number; mtimeMs: number } | undefined;
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
@@ -74,12 +76,19 @@ export class IndexedFile {
   /**
    * What the index knows, now, of the file `info` describes (stat of a
    * handle a reader holds): undefined when the index is of another file
-   * (replaced, not yet read) or the file is shorter than what was indexed.
-   * Unless `unchanged`, the caller checks that `end` still ends a line. While
-   * a catch-up runs, `end` moves forward as it reads.
+   * (replaced, not yet read) or the file is shorter than what was indexed
+   * (cut short since). Unless `unchanged`, the caller checks that `end`
+   * still ends a line. While a catch-up runs, `end` moves forward as it
+   * reads, and may pass `info.size` when the catch-up found the file longer
+   * than the reader did (appended since the reader's stat, no older than
+   * it): the index then knows every record before the reader's end too.
    */
   cover(info: Stats): Cover | undefined {
-    if (this.#identity !== identityOf(info) || info.size < this.#offset) return undefined;
+    if (this.#identity !== identityOf(info)) return undefined;
+    if (info.size < this.#offset) {
+      const later = this.#reading && info.size <= this.#reading.size && info.mtimeMs <= this.#reading.mtimeMs;
+      return later ? { index: this.#index, end: this.#offset, unchanged: false } : undefined;
+    }
     return { index: this.#index, end: this.#offset, unchanged: this.#loaded && info.size === this.#size && info.mtimeMs === this.#mtimeMs };
   }
 
@@ -118,6 +127,7 @@ export class IndexedFile {
       this.#reset();
       this.#identity = identity;
     }
+    this.#reading = { size: info.size, mtimeMs: info.mtimeMs };
     const announce = collect && this.#loaded;
     // One buffer, reused for every chunk: the bytes of a line not yet ended
     // (starting at file offset `lineStart`) move to its front, and it
@@ -185,6 +195,7 @@ export class IndexedFile {
     this.#size = 0;
     this.#mtimeMs = Number.NaN;
     this.#identity = undefined;
+    this.#reading = undefined;
   }
 }
 
