@@ -6,7 +6,7 @@ import { endsLineAt, IndexedFile, lastPositions, loadRecords, matching, type Cov
 import { linesBackward } from './jsonl/lines-backward.ts';
 import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
-import { readLinesBackward } from './jsonl/read-lines-backward.ts';
+import { tailRecords } from './jsonl/tail-records.ts';
 import { parseSharedRecord } from './jsonl/shared-records.ts';
 import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
 
@@ -456,15 +456,7 @@ export class RecordLog {
   }
 
   async #tail(limit: number): Promise<LogPage> {
-    const records: JsonRecord[] = [];
-    let skipped = 0;
-    for await (const line of readLinesBackward(this.file)) {
-      if (records.length >= limit) break;
-      if (line !== null && !line.trim()) continue;
-      const record = line === null ? undefined : parseRecord(line);
-      if (record && this.#options.accept(record)) records.push(record);
-      else skipped++;
-    }
+    const { records, skipped } = await tailRecords(this.file, limit, { accept: this.#options.accept });
     return { records, skipped };
   }
 

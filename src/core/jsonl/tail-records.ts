@@ -13,6 +13,8 @@ export interface TailResult {
 }
 
 export interface TailOptions {
+  /** What the log counts as a record: others are skipped and counted, as lines that are not JSON objects are. */
+  accept?: (record: JsonRecord) => boolean;
   /** Keep only records for which this is true. */
   where?: (record: JsonRecord) => boolean;
   /** Stop reading (before `limit` is reached) at the first record for which this is true. */
@@ -64,7 +66,7 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
     throw err;
   }
   const { where, until } = options;
-  const key = options.shared && !where && !until ? `${limit}:${path.resolve(file)}` : undefined;
+  const key = options.shared && !where && !until && !options.accept ? `${limit}:${path.resolve(file)}` : undefined;
   const known = key === undefined ? undefined : remembered.get(key);
   if (known !== undefined && known.size === opened.size) {
     let same;
@@ -91,7 +93,7 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
       if (line === undefined) break;
       if (line !== null && !line.trim()) continue;
       const record = line === null ? undefined : parse(line);
-      if (!record) {
+      if (!record || (options.accept && !options.accept(record))) {
         skipped++;
         continue;
       }
