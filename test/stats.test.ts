@@ -37,7 +37,7 @@ async function estate(t: Parameters<typeof tempDataDir>[0], command: string[] | 
   const key = await newKey(dir);
   const server = await startServer(t, dir);
   const runs = async () => (existsSync(path.join(dir, 'runs.log')) ? (await readFile(path.join(dir, 'runs.log'), 'utf8')).split('\n').length - 1 : 0);
-  return { dir, runs, get: (route: string) => server.get(route, { 'X-API-Key': key }) };
+  return { dir, runs, get: (route: string, headers: Record<string, string> = {}) => server.get(route, { 'X-API-Key': key, ...headers }) };
 }
 
 const node = process.execPath;
@@ -102,8 +102,12 @@ test('statistics are cached for cache_s; a failure is not', async (t) => {
   assert.equal(await cached.runs(), 1, 'one run for every call within cache_s');
 
   const uncached = await estate(t, [node, 'ok.mjs'], { cache_s: 0 });
-  await uncached.get('/stats');
-  await uncached.get('/stats');
+  const first = await uncached.get('/stats');
+  const etag = first.headers.get('etag') as string;
+  assert.match(etag, /^W\//, 'a weak ETag: the time of the run is left out of it');
+  // The command runs again with the same output: the same ETag, so a poller gets a 304.
+  const again = await uncached.get('/stats', { 'If-None-Match': etag });
+  assert.equal(again.status, 304);
   assert.equal(await uncached.runs(), 2);
 });
 

@@ -131,7 +131,7 @@ const HEADERS: Record<string, JsonObject> = {
   ETag: {
     description:
       'A validator of the answer: send it back in `If-None-Match` to get **304** while the answer is unchanged. Strong (`"…"`), of the answer\'s bytes; ' +
-      'weak (`W/"…"`) on the dashboard aggregates and build digests, of everything but their volatile fields (`generated_at`, `uptime_s`, the live `runtime`, the moving window\'s `since`/`until`).',
+      'weak (`W/"…"`) on the dashboard aggregates, build digests and statistics, of everything but their volatile fields (`generated_at`, `uptime_s`, the live `runtime`, the moving window\'s `since`/`until`, when and how long the statistics command ran).',
     required: true,
     schema: { type: 'string' },
   },
@@ -254,8 +254,9 @@ Every answer carries \`X-Request-Id\`; **429** and load-shedding **503** carry \
 
 **Caching.** JSON reads answer with an \`ETag\`; sent back in \`If-None-Match\`, it gets **304** with no body
 while the answer is unchanged. The dashboard aggregates (\`/summary\`, \`/api/garden\`, \`/estate/status\`,
-\`/estate/agents\`) and the build digests (\`/builds\`, \`/builds/recent\`) send a weak tag that leaves out their
-volatile fields (a generation time, an uptime, the live runtime, the moving window's ends), so a dashboard polling
+\`/estate/agents\`), the build digests (\`/builds\`, \`/builds/recent\`) and \`/stats\` send a weak tag that leaves out
+their volatile fields (a generation time, an uptime, the live runtime, the moving window's ends, when the statistics
+command ran and for how long), so a dashboard polling
 them gets 304 while the data behind them is unchanged.
 
 **Lists** are \`{"items": [...], "count": N, ...}\`, newest first; \`GET /training/runs\` is a bare array.`;

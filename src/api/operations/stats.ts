@@ -20,6 +20,8 @@ export const statsGet = defineOperation({
     duration_ms: z.int(),
   }).meta({ id: 'StatsResult', description: 'The statistics command\'s output and when it ran.' }),
   errors: [502, 503, 504],
+  // A dashboard polling unchanged statistics gets 304s, though the command ran again.
+  volatile: ['ran_at', 'duration_ms'],
   handler: ({ ctx }) => siteStats(ctx),
   cli: { command: 'stats', progress: 'running the statistics command…', examples: ['estate stats', 'estate stats --json | jq .data'] },
 });
