@@ -1,7 +1,7 @@
 // Bundles the CLI and its dependencies into one minified CommonJS file,
 // dist/estate.cjs, with esbuild. bin/estate compiles it with a V8 code cache
-// (dist/estate.cjs.cache), so a start pays neither module resolution nor
-// parsing; modules a command imports lazily (the server, jose, the
+// (dist/estate.cjs.cache, warmed here; one per set of node flags), so a
+// start pays neither module resolution nor parsing; modules a command imports lazily (the server, jose, the
 // table renderer) run only when that command does. The operation commands
 // come from a manifest worked out here (src/cli/operation-manifest.ts), so a
 // command line builds only the schemas of the operation it runs. Builds into
@@ -15,6 +15,7 @@
 // its package's licence. So an installed estate has no dependencies.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -235,7 +236,8 @@ try {
     legalComments: 'none',
     metafile: true,
     ...moduleUrl,
-    define: { ...moduleUrl.define, __ESTATE_CONFIG_DEFAULTS__: JSON.stringify(defaults) },
+    // The build id keys what the CLI caches of its own checks (src/checked-config-cache.ts): another build, another meaning.
+    define: { ...moduleUrl.define, __ESTATE_CONFIG_DEFAULTS__: JSON.stringify(defaults), __ESTATE_BUILD_ID__: JSON.stringify(randomUUID()) },
     plugins: [zodEnglishOnly, operationManifest(manifest), sourceRewrites, lazyChildProcess],
     logLevel: 'warning',
   });

@@ -6,8 +6,8 @@ import path from 'node:path';
 // of the last few config texts in the user's cache folder
 // (`$XDG_CACHE_HOME/estate/checked-config.json`, `~/.cache/estate/…`) and
 // takes a config from there only when the text is byte for byte the same and
-// the bundle that checked it is this one (its size, modification time and
-// inode: each entry names its bundle, so two installs used in turn keep
+// the build that checked it is this one (a random id each build puts in the
+// bundle: each entry names its build, so two installs used in turn keep
 // theirs). Anything else, or any trouble
 // with the cache file, and the text is checked as usual: the cache never
 // changes what a config means, only how soon it is known.
@@ -22,7 +22,7 @@ const MAX_ENTRIES = 8;
 const MAX_TEXT = 64 * 1024;
 
 interface Entry {
-  /** The bundle that checked it. */
+  /** The build that checked it. */
   stamp: string;
   text: string;
   config: unknown;
@@ -36,7 +36,7 @@ export interface CheckedConfigCache {
 }
 
 /**
- * The cache of checked configs in `file`, valid for the bundle `stamp`
+ * The cache of checked configs in `file`, valid for the build `stamp`
  * names. Read once, at the first `get`.
  */
 export function checkedConfigCache(file: string, stamp: string): CheckedConfigCache {

@@ -73,20 +73,19 @@ export const rateLimitSchema = once(() =>
  * summary, garden, agents) run at most `max_concurrent` at once; up to
  * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
  */
-const expensiveRoutesSchema = once(() =>
+const expensiveRoutesSchema = () =>
   z.strictObject({
     max_concurrent: z.int().min(1).max(1000).default(8),
     max_queued: z.int().min(0).max(10_000).default(64),
     max_wait_ms: z.int().min(1).max(600_000).default(15_000),
-  }),
-);
+  });
 
 /**
  * How long a client may take to send its headers, its whole request, and how
  * long an idle keep-alive connection stays open; how long an answer may wait
  * for its client to take it (`send_ms`) before its connection is cut.
  */
-const serveTimeoutsSchema = once(() =>
+const serveTimeoutsSchema = () =>
   z
     .strictObject({
       headers_ms: z.int().min(100).max(600_000).default(10_000),
@@ -94,8 +93,7 @@ const serveTimeoutsSchema = once(() =>
       keep_alive_ms: z.int().min(100).max(600_000).default(5_000),
       send_ms: z.int().min(100).max(3_600_000).default(30_000),
     })
-    .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] }),
-);
+    .refine((t) => t.headers_ms <= t.request_ms, { message: 'headers_ms must not be more than request_ms', path: ['headers_ms'] });
 
 /**
  * `GET /work/stream`: at most `per_client` open streams per client (its
@@ -103,20 +101,19 @@ const serveTimeoutsSchema = once(() =>
  * `max_lifetime_s` and the client reconnects with `Last-Event-ID`; the
  * server holds at most `max_open` streams in all (one more is 503).
  */
-const workStreamsSchema = once(() =>
+const workStreamsSchema = () =>
   z.strictObject({
     per_client: z.int().min(1).max(10_000).default(8),
     max_open: z.int().min(1).max(100_000).default(200),
     max_lifetime_s: z.int().min(1).max(7 * 86_400).default(3600),
-  }),
-);
+  });
 
 /**
  * Quotas of training runs: runs per user, and bytes of `params` per run (as
  * compact JSON, UTF-8). Together they bound one user's `GET /training/runs`
  * to MAX_RUNS_ANSWER_BYTES (training-answer-bound.ts).
  */
-const trainingSchema = once(() =>
+const trainingSchema = () =>
   z
     .strictObject({
       max_runs_per_user: z.int().min(1).max(1_000_000).default(1000),
@@ -127,8 +124,7 @@ const trainingSchema = once(() =>
       message:
         `max_runs_per_user × (max_params_bytes + ${RUN_FIELDS_BYTES}) must be at most ${MAX_RUNS_ANSWER_BYTES} bytes ` +
         `(16 MiB: one user's runs are listed in one answer); lower either`,
-    }),
-);
+    });
 
 /** `estate serve`'s settings; every key has a default. */
 const serveSchema = once(() =>
@@ -137,14 +133,14 @@ const serveSchema = once(() =>
     port: z.int().min(0).max(65_535).optional(),
     /** Origins (`https://dash.example.org`) whose pages may call the API from a browser; none by default. */
     cors_origins: z.array(corsOrigin()).max(100).default([]),
-    rate_limit: rateLimitSchema().default(rateLimitSchema().parse({})),
-    expensive_routes: expensiveRoutesSchema().default(expensiveRoutesSchema().parse({})),
-    timeouts: serveTimeoutsSchema().default(serveTimeoutsSchema().parse({})),
+    rate_limit: rateLimitSchema().prefault({}),
+    expensive_routes: expensiveRoutesSchema().prefault({}),
+    timeouts: serveTimeoutsSchema().prefault({}),
     /** Open connections beyond this are refused at once. */
     max_connections: z.int().min(1).max(100_000).default(1024),
     /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
     max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
-    streams: workStreamsSchema().default(workStreamsSchema().parse({})),
+    streams: workStreamsSchema().prefault({}),
   }),
 );
 
@@ -172,16 +168,16 @@ const storeSpec = () =>
     });
 
 /**
- * The config file's top-level keys, each with the builder of its schema. A
- * file is checked a section at a time: a command pays only for the sections
+ * The config file's top-level keys, each with its schema (built at its
+ * first use). A file is checked a section at a time: a command pays only for the sections
  * its file has (the rest come from the defaults), and `serve`, the largest,
  * is built only where it is written or served.
  */
 const SECTIONS = {
   /** Where estate keeps what it writes (keyed logs, training runs, keys, token secret): see resolveStoreSpec. */
-  store: () => storeSpec().optional(),
-  node_name: () => z.string().min(1).max(200).optional(),
-  forge: () =>
+  store: once(() => storeSpec().optional()),
+  node_name: once(() => z.string().min(1).max(200).optional()),
+  forge: once(() =>
     z
       .strictObject({
         /** Base URL of the forge (not its /api/v1). */
@@ -194,8 +190,8 @@ const SECTIONS = {
         /** Bounds the bytes read for one call: each answer, and a paginated listing's answers in all (502 past it). */
         max_bytes: z.int().min(1024).max(1024 ** 3).default(DEFAULT_FORGE_MAX_BYTES),
       })
-      .optional(),
-  providers: () =>
+      .optional()),
+  providers: once(() =>
     z
       .array(providerSchema())
       .max(100)
@@ -211,9 +207,9 @@ const SECTIONS = {
           });
         },
         { when: (payload) => Array.isArray(payload.value) },
-      ),
-  providers_cache_s: () => cacheS().default(60),
-  stats: () =>
+      )),
+  providers_cache_s: once(() => cacheS().default(60)),
+  stats: once(() =>
     z
       .strictObject({
         /** argv, never a shell string; a relative program path resolves against the data dir (also the working directory). */
@@ -221,33 +217,24 @@ const SECTIONS = {
         timeout_ms: timeoutMs().default(10_000),
         cache_s: cacheS().default(300),
       })
-      .optional(),
-  identity: () =>
+      .optional()),
+  identity: once(() =>
     z
       .strictObject({
         name: z.string().max(200).optional(),
         tagline: z.string().max(500).optional(),
         links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl() })).max(50).default([]),
       })
-      .optional(),
-  events: () => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).default({ stale_after_s: 900 }),
-  training: () => trainingSchema().default(trainingSchema().parse({})),
-  serve: () => serveSchema().optional(),
+      .optional()),
+  events: once(() => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).prefault({})),
+  training: once(() => trainingSchema().prefault({})),
+  serve: once(() => serveSchema().optional()),
 };
 
 type Sections = typeof SECTIONS;
 type SectionName = keyof Sections;
 
-const sectionSchema = (() => {
-  const built = new Map<SectionName, z.ZodType>();
-  return (name: SectionName): z.ZodType => {
-    let schema = built.get(name);
-    if (!schema) built.set(name, (schema = SECTIONS[name]()));
-    return schema;
-  };
-})();
-
-const buildConfigSchema = () => z.strictObject(Object.fromEntries(Object.keys(SECTIONS).map((name) => [name, sectionSchema(name as SectionName)])) as { [K in SectionName]: ReturnType<Sections[K]> });
+const buildConfigSchema = () => z.strictObject(Object.fromEntries(Object.keys(SECTIONS).map((name) => [name, SECTIONS[name as SectionName]()])) as { [K in SectionName]: ReturnType<Sections[K]> });
 
 /** The whole config's schema, built at the first call (commands check a file a section at a time: parseConfig). */
 export const configSchema = once(buildConfigSchema);
@@ -310,17 +297,14 @@ export function loadConfig(dataDir: string, configFlag?: string, env: NodeJS.Pro
   return config;
 }
 
-/** The cache of checked configs (checked-config-cache.ts), in the built CLI only: keyed to its bundle file. */
+/** A random id each build puts in the bundle (scripts/build.mjs); absent when run from source. */
+declare const __ESTATE_BUILD_ID__: string | undefined;
+
+/** The cache of checked configs (checked-config-cache.ts), in the built CLI only: keyed to the build that checked them. */
 function bundleConfigCache(env: NodeJS.ProcessEnv): CheckedConfigCache | undefined {
-  if (typeof __ESTATE_CONFIG_DEFAULTS__ !== 'string' || typeof __filename !== 'string') return undefined;
+  if (typeof __ESTATE_BUILD_ID__ !== 'string') return undefined;
   const file = checkedConfigCacheFile(env);
-  if (!file) return undefined;
-  try {
-    const bundle = statSync(__filename);
-    return checkedConfigCache(file, `${bundle.size}:${bundle.mtimeMs}:${bundle.ino}`);
-  } catch {
-    return undefined;
-  }
+  return file === undefined ? undefined : checkedConfigCache(file, __ESTATE_BUILD_ID__);
 }
 
 /** The defaults as JSON, put in the bundle by scripts/build.mjs (computed from the schemas); absent when run from source. */
@@ -365,7 +349,7 @@ function checkSections(raw: unknown): EstateConfig | undefined {
   for (const name of Object.keys(SECTIONS) as SectionName[]) {
     let value = defaults[name];
     if (Object.hasOwn(raw, name)) {
-      const parsed = sectionSchema(name).safeParse((raw as Record<string, unknown>)[name]);
+      const parsed = SECTIONS[name]().safeParse((raw as Record<string, unknown>)[name]);
       if (!parsed.success) return undefined;
       value = parsed.data;
     }

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, tempDataDir } from './helpers/data-dir.ts';
+import { cliEnv } from './helpers/cli.ts';
 
 // bin/estate compiles the bundle with a V8 code cache beside it
 // (dist/estate.cjs.cache; dist/estate.cjs.<tag>.cache for a node run with
@@ -28,7 +29,7 @@ const exists = (file: string) => stat(file).then(() => true, () => false);
 test('a served run leaves the code cache unwritten; the next short command writes it', async (t) => {
   const { bin, cache } = await cliCopy(t);
   const dir = await tempDataDir(t);
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  const env = cliEnv();
   const child = spawn(process.execPath, [bin, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'], env });
   t.after(() => void child.kill('SIGKILL'));
   let stdout = '';
@@ -53,7 +54,7 @@ test('a run with node flags of its own keeps its code cache apart: runs with and
   const { bin, cache } = await cliCopy(t);
   const dir = await tempDataDir(t);
   const run = (flags: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, [...flags, bin, 'trends', '--limit', '1', '--json', '--data-dir', dir], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } });
+    spawnSync(process.execPath, [...flags, bin, 'trends', '--limit', '1', '--json', '--data-dir', dir], { encoding: 'utf8', env: cliEnv(env) });
   assert.equal(run([]).status, 0);
   const plain = await stat(cache);
   assert.equal(run([]).status, 0);

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, runEstate } from './helpers/cli.ts';
+import { BIN, runEstate, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -35,7 +35,7 @@ function random(seed: number): (min: number, max: number) => number {
   };
 }
 
-const ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' };
+const ENV = cliEnv();
 
 interface Server {
   url: string;

@@ -4,7 +4,7 @@ import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { completionBody, entryBody } from './helpers/records.ts';
 import { startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -17,7 +17,7 @@ import { waitUntil } from './helpers/wait-until.ts';
 function estateUmask0(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', 'umask 000; exec "$@"', 'sh', process.execPath, BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+      env: cliEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -80,7 +80,7 @@ test('with umask 000, every file the CLI and the server create in the data dir i
 
 test('estate serve --demo: the copied demo estate is private too', async (t) => {
   const child = spawn('/bin/sh', ['-c', 'umask 000; exec "$@"', 'sh', process.execPath, BIN, 'serve', '--demo', '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
+    env: cliEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise((resolve) => child.on('close', resolve));

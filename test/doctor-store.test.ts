@@ -42,6 +42,10 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
   assert.equal(migrated.code, 0, migrated.stdout);
   assert.deepEqual(storeChecks(migrated.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']]);
   assert.ok(!migrated.stdout.includes(pg.password), 'the password is never shown');
+  // On a host with no data dir (docs/store.md: "on any machine with estate"), the store is checked all the same.
+  const elsewhere = await runEstate(['doctor', '--json', '--data-dir', `${dir}-none`, '--store', pg.url]);
+  assert.equal(elsewhere.code, 1, 'the missing data dir still fails');
+  assert.deepEqual(storeChecks(elsewhere.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']]);
 
   // A role that may read but not write.
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });

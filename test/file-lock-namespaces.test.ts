@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { completionBody } from './helpers/records.ts';
 import { skipWithout } from './helpers/required-tool.ts';
@@ -40,7 +40,7 @@ function serverPid(unsharePid: number): number | undefined {
 }
 
 async function serve(t: TestContext, command: string[], dir: string): Promise<string> {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' };
+  const env = cliEnv();
   const [file, ...args] = [...command, process.execPath, BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0'];
   const child = spawn(file as string, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(async () => {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { skipWithout } from './helpers/required-tool.ts';
 import { NO_TERMINAL, runEstateInTerminal } from './helpers/terminal.ts';
@@ -22,7 +22,7 @@ function visibleLines(output: string): string[] {
 function runInSizedTerminal(args: readonly string[], cols: number): Promise<string> {
   const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
   const command = `stty cols ${cols} rows 50; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm', NO_COLOR: '1' };
+  const env = cliEnv({ TERM: 'xterm' });
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey } from './helpers/server.ts';
 import { skipWithout } from './helpers/required-tool.ts';
@@ -33,7 +33,7 @@ async function freshTmp(t: TestContext): Promise<string> {
 
 /** `estate ARGS` on a pipe (terminal: false) or on a pseudo-terminal; killed after the test if still running. */
 function start(t: TestContext, args: string[], options: { terminal: boolean; env?: Record<string, string> }): Serving {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', TERM: 'xterm', ...options.env };
+  const env = cliEnv({ TERM: 'xterm', ...options.env });
   const command = [process.execPath, BIN, ...args].map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = options.terminal
     ? // `exec`: estate, not a shell waiting on it, gets the terminal's ^C.
@@ -79,7 +79,7 @@ async function takenPort(t: TestContext): Promise<number> {
 
 function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(env) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

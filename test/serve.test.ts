@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { test, type TestContext } from 'node:test';
 import { listen } from '../src/server/listen.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 
 interface Served {
@@ -15,7 +15,7 @@ interface Served {
 /** `estate serve ARGS` as a child process; resolves once it prints its URL. */
 async function serve(t: TestContext, args: string[], env: Record<string, string> = {}): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+    env: cliEnv(env),
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   t.after(() => {

@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { operations } from '../src/api/operations/index.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cliEnv } from './helpers/cli.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { startAnswering, startFakeForge, startHanging } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
@@ -117,7 +117,7 @@ test('the demo estate (forge and provider unreachable on purpose) answers every 
 });
 
 test('npm start (estate serve --demo) serves /summary, /api/garden, /estate/agents and /estate/status', async (t) => {
-  const child = spawn(process.execPath, [BIN, 'serve', '--demo', '--port', '0'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [BIN, 'serve', '--demo', '--port', '0'], { env: cliEnv() });
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });

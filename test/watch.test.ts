@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, runEstate, startEstate } from './helpers/cli.ts';
+import { BIN, cliEnv, runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
 import { skipWithout } from './helpers/required-tool.ts';
@@ -104,7 +104,7 @@ test('trends --watch on a terminal: the screen is cleared before each rendering;
   // Values matched with their `%`: the title line's clock may hold any two digits.
   // `exec`: no shell stays in the terminal's foreground group to die of the Ctrl-C itself.
   const command = `exec ${[process.execPath, BIN, 'trends', '--watch', '--interval', '600', '--data-dir', dir].map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ')}`;
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm', COLUMNS: '120', NO_COLOR: '1' };
+  const env = cliEnv({ TERM: 'xterm', COLUMNS: '120' });
   const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

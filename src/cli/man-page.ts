@@ -79,7 +79,7 @@ const FILES: [string, string][] = [
 ];
 
 const CHECKED_CONFIG_TEXT =
-  'What the last few config files were checked into, so the next command with the same file skips the check: used only when the text is byte for byte the same, by the same estate build, and the file is the user\'s own and private (0600). Safe to delete.';
+  'What the last few config files were checked into, so the next command with the same file skips the check: used only when the text is byte for byte the same, by the same estate build, and the file is the user\'s own and nobody else may write it (it is written 0600). Safe to delete.';
 
 const CONTEXTS_FILE_TEXT =
   'Default ~/.config/estate/contexts.json: {"current": NAME, "contexts": {NAME: {"url", and one of "api_key_env", "api_key_file", "api_key"}}}, written with mode 0600. Refused when others may write it, or read it while it names a credential.';

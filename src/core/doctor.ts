@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CONFIG_FILE, loadConfig, resolveSecrets, resolveStoreSpec, type EstateConfig } from '../config.ts';
+import { CONFIG_FILE, defaultConfig, loadConfig, resolveSecrets, resolveStoreSpec, type EstateConfig } from '../config.ts';
 import { EstateError } from '../errors.ts';
 import { forgeGet } from './forge/forge-request.ts';
 import { forgeSettings } from './forge/forge-settings.ts';
@@ -36,7 +36,8 @@ export interface DoctorOptions {
  * (token and reachability), each provider and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
  * `fail` (or `warn`) check with a fix. When the data dir fails its check and
- * no config file is given, nothing else is checked (the config is `skip`).
+ * no config file is given, the config is `skip` and only a store named by
+ * `--store` or ESTATE_STORE is checked.
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [await checkDataDir(options.dataDir)];
@@ -44,11 +45,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   // With no data dir there is no config to read in it: say nothing of it rather than call the defaults valid.
   if (!options.configFile && !(await isDirectory(options.dataDir))) {
     checks.push({ name: 'config', status: 'skip', detail: `not checked: there is no data dir to read ${CONFIG_FILE} from`, fix: null });
+    // A store named by --store or ESTATE_STORE is checked all the same: a database host may have no data dir (docs/store.md).
+    const spec = resolveStoreSpec(options.store, defaultConfig(), options.env);
+    if (spec !== undefined) checks.push(...(await checkStore(spec, options.env)));
     return checks;
   }
   let config: EstateConfig;
   try {
-    config = loadConfig(options.dataDir, options.configFile);
+    config = loadConfig(options.dataDir, options.configFile, options.env);
     checks.push({ name: 'config', status: 'ok', detail: `${configFile}: ${describeConfig(config)}`, fix: null });
   } catch (err) {
     checks.push({ name: 'config', status: 'fail', detail: (err as Error).message, fix: `edit ${configFile}: each problem is named by its path in the file` });

@@ -320,7 +320,8 @@ export class RecordLog {
       return { records: [], skipped: 0 };
     }
     const info = await handle.stat();
-    let cover = this.#indexed.cover(info);
+    const ticket = this.#indexed.ticket();
+    let cover = this.#indexed.cover(info, ticket);
     // An index of this file that no longer ends a line where it stopped is of other bytes: wait for the next one.
     let stale: LogIndex | undefined;
     if (cover && !cover.unchanged && !(await endsLineAt(handle, cover.end))) {
@@ -348,7 +349,7 @@ export class RecordLog {
           reachedFrom = false;
           break;
         }
-        const now = this.#indexed.cover(info);
+        const now = this.#indexed.cover(info, ticket);
         if (now && now.index !== stale && now.end >= bound) {
           met = now;
           reachedFrom = false;

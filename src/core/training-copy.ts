@@ -7,38 +7,12 @@ import { recordDifferences } from './keyed-log.ts';
 import { assertDataFolder, fileRefusal, openDataFile } from './open-data-file.ts';
 import type { RestoreResult, RunPage } from './store/store.ts';
 import { changeUserRuns, RUN_ID } from './training-index.ts';
-import { trainingRunSchema, type TrainingRun } from './training.ts';
+import { readRunFile, trainingRunSchema, type TrainingRun } from './training.ts';
 
 // Training runs of a data dir as a whole, for copying a store
 // (copy-store.ts): every run of every user, and a run stored as it was made
 // elsewhere. Run files are read and written as training.ts does: never
 // through a link, atomically, under the training lock (training-index.ts).
-
-/** A run file: the run, `unreadable` (there, but not a run: corrupt, a link, another run's), or undefined (no file). */
-async function readRunFile(file: string, runId: string): Promise<TrainingRun | 'unreadable' | undefined> {
-  let text: string;
-  try {
-    const handle = await openDataFile(file);
-    try {
-      if (!(await handle.stat()).isFile()) return 'unreadable';
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    if (fileRefusal(err)) return 'unreadable';
-    throw err;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return 'unreadable';
-  }
-  const parsed = trainingRunSchema.safeParse(json);
-  return parsed.success && parsed.data.run_id === runId ? parsed.data : 'unreadable';
-}
 
 /**
  * Every run in `training/runs/`, `pageSize` at a time, in directory order.

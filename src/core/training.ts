@@ -100,30 +100,41 @@ export function quotaExceeded(userId: string, count: number): EstateError {
   return new EstateError('validation', msg, { issues: [{ loc: ['body'], msg, type: 'quota_exceeded' }] });
 }
 
-/** Reads one run file; undefined when it is missing, not a regular file, corrupt, or not the run its name says. */
-async function readRun(file: string, runId: string): Promise<TrainingRun | undefined> {
+/**
+ * Reads one run file: the run; `unreadable` when the file is there but is no
+ * run (not a regular file, a link, corrupt, or another run's); undefined when
+ * there is no file.
+ */
+export async function readRunFile(file: string, runId: string): Promise<TrainingRun | 'unreadable' | undefined> {
   let text: string;
   try {
     // A link planted in the runs folder is never followed out of it, and is no run.
     const handle = await openDataFile(file);
     try {
-      if (!(await handle.stat()).isFile()) return undefined;
+      if (!(await handle.stat()).isFile()) return 'unreadable';
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
     }
   } catch (err) {
-    if (isNotFound(err) || fileRefusal(err)) return undefined;
+    if (isNotFound(err)) return undefined;
+    if (fileRefusal(err)) return 'unreadable';
     throw err;
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return undefined;
+    return 'unreadable';
   }
   const parsed = trainingRunSchema.safeParse(json);
-  return parsed.success && parsed.data.run_id === runId ? parsed.data : undefined;
+  return parsed.success && parsed.data.run_id === runId ? parsed.data : 'unreadable';
+}
+
+/** Reads one run file; undefined when it is missing or no run (readRunFile). */
+async function readRun(file: string, runId: string): Promise<TrainingRun | undefined> {
+  const run = await readRunFile(file, runId);
+  return run === 'unreadable' ? undefined : run;
 }
 
 /** The run, if it exists and belongs to `userId`. */

@@ -70,7 +70,8 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
         method: req.method,
         path: (req.url ?? '').split('?')[0],
         error: err.message,
-        cause: cause ? `${cause.name}: ${cause.message}` : undefined,
+        // The code (a SQLSTATE, an errno name) before the class name, which the minified bundle does not keep.
+        cause: cause ? `${(cause as NodeJS.ErrnoException).code ?? cause.name}: ${cause.message}` : undefined,
       });
     },
   });

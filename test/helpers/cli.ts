@@ -1,8 +1,23 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './data-dir.ts';
 
 export const BIN = path.join(ROOT, 'bin', 'estate');
+
+/**
+ * The cache folder of the CLIs these tests run (XDG_CACHE_HOME): one per
+ * test process, removed when it ends, so the tests neither read nor fill the
+ * user's own (what the CLI caches: src/checked-config-cache.ts).
+ */
+export const CACHE_HOME = path.join(os.tmpdir(), `estate-test-cache-${process.pid}`);
+process.once('exit', () => rmSync(CACHE_HOME, { recursive: true, force: true }));
+
+/** The environment of a CLI child: PATH, HOME and the test cache folder, NO_COLOR, then `extra`. */
+export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_CACHE_HOME: CACHE_HOME, NO_COLOR: '1', ...extra };
+}
 
 export interface CliResult {
   code: number | null;
@@ -14,7 +29,7 @@ export interface CliResult {
 
 /** Runs the real `estate` binary as a child process, with a clean environment (no ESTATE_*, NO_COLOR set). */
 export function runEstate(args: readonly string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env };
+  const env = cliEnv(options.env);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -49,7 +64,7 @@ export interface RunningEstate {
 
 /** Starts a long-running `estate` command (`work feed --follow`) as a child process, killed after the test if still running. */
 export function startEstate(t: { after: (fn: () => unknown) => void }, args: readonly string[], options: { env?: Record<string, string> } = {}): RunningEstate {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env };
+  const env = cliEnv(options.env);
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

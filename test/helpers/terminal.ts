@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { BIN } from './cli.ts';
+import { BIN, CACHE_HOME } from './cli.ts';
 
 /** Whether `script` (util-linux) is here to give a child process a pseudo-terminal. */
 export const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -15,7 +15,7 @@ export const NO_TERMINAL: string | false = HAS_SCRIPT ? false : 'script(1) is no
  * unless given, and a fixed COLUMNS.
  */
 export function runEstateInTerminal(args: readonly string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<{ code: number | null; output: string }> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm', COLUMNS: '200', ...options.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_CACHE_HOME: CACHE_HOME, TERM: 'xterm', COLUMNS: '200', ...options.env };
   const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { assertDataDir, parseConfig } from '../../config.ts';
+import { assertDataDir, defaultConfig } from '../../config.ts';
 import { COPY_KINDS, copyStore, LISTED_CONFLICTS, type CopyConflict, type CopyReport } from '../../core/store/copy-store.ts';
 import { describeStoreUrl, isPostgresSpec, openStore } from '../../core/store/open-store.ts';
 import type { Store } from '../../core/store/store.ts';
@@ -25,20 +25,18 @@ interface NamedStore {
   identity: string;
 }
 
-const CONFIG = parseConfig('{}', 'estate.config.json');
-
 function openNamed(spec: string, option: string, env: NodeJS.ProcessEnv): NamedStore {
   if (isPostgresSpec(spec)) {
     const name = describeStoreUrl(spec);
     // A PostgreSQL store reads only `env` (the password); the data dir is not used.
-    return { store: openStore(spec, { dataDir: path.resolve('.'), config: CONFIG, env }), name, identity: name };
+    return { store: openStore(spec, { dataDir: path.resolve('.'), config: defaultConfig(), env }), name, identity: name };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
     throw new EstateError('usage', `${option}: invalid store "${describeStoreUrl(spec)}": use a data directory or a postgres:// URL`);
   }
   const dir = path.resolve(spec);
   assertDataDir(dir);
-  return { store: openStore(undefined, { dataDir: dir, config: CONFIG, env }), name: dir, identity: realpathSync(dir) };
+  return { store: openStore(undefined, { dataDir: dir, config: defaultConfig(), env }), name: dir, identity: realpathSync(dir) };
 }
 
 function countsLine(kind: string, c: CopyReport[keyof Omit<CopyReport, 'conflicts'>]): string {

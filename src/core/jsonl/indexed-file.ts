@@ -55,8 +55,10 @@ export class IndexedFile {
   #mtimeMs = 0;
   /** When the partial last line is longer than MAX_LINE_BYTES: how far it has been scanned (no newline before). */
   #longTailEnd = 0;
-  /** The size and time of change of the file the running (or last) catch-up reads, as it found them. */
-  #reading: { size: number; mtimeMs: number } | undefined;
+  /** Handed out in order: to each catch-up just before its stat, and read by readers just after theirs (`ticket`). */
+  #tickets = 0;
+  /** The ticket of the running (or last) catch-up of this index. */
+  #reading: number | undefined;
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
@@ -73,20 +75,25 @@ export class IndexedFile {
     return this.#loaded;
   }
 
+  /** Taken by a reader right after its stat: `cover` then knows which catch-ups looked at the file after it did. */
+  ticket(): number {
+    return this.#tickets;
+  }
+
   /**
    * What the index knows, now, of the file `info` describes (stat of a
-   * handle a reader holds): undefined when the index is of another file
-   * (replaced, not yet read) or the file is shorter than what was indexed
-   * (cut short since). Unless `unchanged`, the caller checks that `end`
-   * still ends a line. While a catch-up runs, `end` moves forward as it
-   * reads, and may pass `info.size` when the catch-up found the file longer
-   * than the reader did (appended since the reader's stat, no older than
-   * it): the index then knows every record before the reader's end too.
+   * handle a reader holds; `ticket` taken right after it): undefined when
+   * the index is of another file (replaced, not yet read) or the file is
+   * shorter than what was indexed (cut short since). Unless `unchanged`, the
+   * caller checks that `end` still ends a line. While a catch-up runs, `end`
+   * moves forward as it reads, and may pass `info.size` when that catch-up
+   * took its stat after the reader: the file grew since the reader looked,
+   * and the index knows every record before the reader's end too.
    */
-  cover(info: Stats): Cover | undefined {
+  cover(info: Stats, ticket?: number): Cover | undefined {
     if (this.#identity !== identityOf(info)) return undefined;
     if (info.size < this.#offset) {
-      const later = this.#reading && info.size <= this.#reading.size && info.mtimeMs <= this.#reading.mtimeMs;
+      const later = ticket !== undefined && this.#reading !== undefined && this.#reading > ticket;
       return later ? { index: this.#index, end: this.#offset, unchanged: false } : undefined;
     }
     return { index: this.#index, end: this.#offset, unchanged: this.#loaded && info.size === this.#size && info.mtimeMs === this.#mtimeMs };
@@ -119,6 +126,7 @@ export class IndexedFile {
       this.#loaded = true;
       return appeared;
     }
+    const ticket = ++this.#tickets;
     const info = await handle.stat();
     const identity = identityOf(info);
     let previous: LogIndex | undefined;
@@ -127,7 +135,7 @@ export class IndexedFile {
       this.#reset();
       this.#identity = identity;
     }
-    this.#reading = { size: info.size, mtimeMs: info.mtimeMs };
+    this.#reading = ticket;
     const announce = collect && this.#loaded;
     // One buffer, reused for every chunk: the bytes of a line not yet ended
     // (starting at file offset `lineStart`) move to its front, and it

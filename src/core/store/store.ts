@@ -93,8 +93,9 @@ export interface KeyedRecords {
    * all and how many whose time (`spec.time`) is at or after each cutoff;
    * with `spec.tally`, the same per value of its `by` field, with the newest
    * record of each value and the distinct values of its `distinct` field.
-   * For the dashboard's aggregates; answers from what the store keeps
-   * current (data dir: the log index), not by reading every record again.
+   * For the dashboard's aggregates. The data dir answers from its log index,
+   * kept current, without reading the records again; PostgreSQL counts with
+   * one query that scans the table on every call.
    */
   tally(cutoffs: readonly Date[]): Promise<Tally>;
 }
@@ -138,16 +139,16 @@ export interface RestoreResult<T> {
   stored: T;
 }
 
-/**
- * Training runs, per user: a run of another user is answered exactly as a
- * run that does not exist. Run ids are `run_` + 16 hex digits.
- */
 /** A page of TrainingRuns.pages: the runs, and how many stored runs were not readable as runs (a corrupt file, a link, another run's file). */
 export interface RunPage {
   runs: TrainingRun[];
   skipped: number;
 }
 
+/**
+ * Training runs, per user: a run of another user is answered exactly as a
+ * run that does not exist. Run ids are `run_` + 16 hex digits.
+ */
 export interface TrainingRuns {
   /**
    * Creates a queued run owned by `userId`. Refuses params over
