@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { readLinesBackward } from '../src/core/jsonl/read-lines-backward.ts';
+import { BackwardLines, MORE, readLinesBackward } from '../src/core/jsonl/read-lines-backward.ts';
 import { scanRecords } from '../src/core/jsonl/scan-records.ts';
 import { tailRecords } from '../src/core/jsonl/tail-records.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
@@ -72,4 +72,43 @@ test('scanRecords streams oldest first and counts skipped lines', async (t) => {
   const none = [];
   for await (const r of scanRecords(path.join(dir, 'missing.jsonl'))) none.push(r);
   assert.deepEqual(none, []);
+});
+
+test('BackwardLines.range reads the lines of a byte range of an open file: their starts, whether a newline ends each, and nothing past a short read', async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'f.jsonl');
+  const text = '{"a":1}\n{"b":2}\n\n{"c":3}\n{"torn"';
+  await writeFile(file, text);
+  const handle = await open(file, 'r');
+  t.after(() => handle.close());
+  const read = async (lines: BackwardLines) => {
+    const out: [string | null, number, boolean][] = [];
+    try {
+      for (let line = lines.next(); line !== undefined; line = lines.next()) {
+        if (line === MORE) await lines.read();
+        else out.push([line, lines.lineStart, lines.lineEnded]);
+      }
+    } finally {
+      await lines.close();
+    }
+    return out;
+  };
+  const starts = (s: string) => text.indexOf(s);
+  for (const chunk of [1, 3, 64]) {
+    assert.deepEqual(await read(BackwardLines.range(handle, 0, text.length, chunk)), [
+      ['{"torn"', starts('{"torn"'), false],
+      ['{"c":3}', starts('{"c":3}'), true],
+      ['{"b":2}', starts('{"b":2}'), true],
+      ['{"a":1}', 0, true],
+    ], `chunk ${chunk}`);
+    // A range that starts after a line and ends after a newline: every line ended, none before `from`.
+    assert.deepEqual(await read(BackwardLines.range(handle, starts('{"b":2}'), starts('{"torn"'), chunk)), [
+      ['{"c":3}', starts('{"c":3}'), true],
+      ['{"b":2}', starts('{"b":2}'), true],
+    ], `chunk ${chunk}, inner range`);
+  }
+  // The file is shorter than the range (it shrank under the reader): nothing glued from the wrong offsets.
+  assert.deepEqual(await read(BackwardLines.range(handle, 0, text.length + 100, 64)), []);
+  // close() leaves the caller's handle open.
+  assert.equal((await handle.stat()).size, text.length);
 });

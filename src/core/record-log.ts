@@ -3,7 +3,7 @@ import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
 import { endsLineAt, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter } from './jsonl/indexed-file.ts';
-import { linesBackward } from './jsonl/lines-backward.ts';
+import { BackwardLines, MORE } from './jsonl/read-lines-backward.ts';
 import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
@@ -339,22 +339,31 @@ export class RecordLog {
     if (from < info.size) {
       met = undefined;
       let reachedFrom = true;
-      for await (const line of linesBackward(handle, from, info.size)) {
-        if (line.text !== null && !line.text.trim()) continue;
-        const record = line.text === null || !line.ended ? undefined : parseRecord(line.text);
-        if (!record || !this.#options.accept(record)) skipped++;
-        else if (valueOf(record) === where.value) records.push(record);
-        bound = line.start;
-        if (records.length >= limit) {
-          reachedFrom = false;
-          break;
+      const lines = BackwardLines.range(handle, from, info.size);
+      try {
+        for (let text = lines.next(); text !== undefined; text = lines.next()) {
+          if (text === MORE) {
+            await lines.read();
+            continue;
+          }
+          if (text !== null && !text.trim()) continue;
+          const record = text === null || !lines.lineEnded ? undefined : parseRecord(text);
+          if (!record || !this.#options.accept(record)) skipped++;
+          else if (valueOf(record) === where.value) records.push(record);
+          bound = lines.lineStart;
+          if (records.length >= limit) {
+            reachedFrom = false;
+            break;
+          }
+          const now = this.#indexed.cover(info, ticket);
+          if (now && now.index !== stale && now.end >= bound) {
+            met = now;
+            reachedFrom = false;
+            break;
+          }
         }
-        const now = this.#indexed.cover(info, ticket);
-        if (now && now.index !== stale && now.end >= bound) {
-          met = now;
-          reachedFrom = false;
-          break;
-        }
+      } finally {
+        await lines.close();
       }
       if (reachedFrom) {
         bound = from;

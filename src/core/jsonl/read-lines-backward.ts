@@ -107,11 +107,20 @@ export class BackwardLines {
   #firstOffset = 0;
   /** Where in the file the line returned last starts. */
   #lineStart = -1;
+  /** Where the bytes read end at the start: the range read is [#from, file.size). */
+  readonly #from: number;
+  /** Whether no line has been finished yet: the first one ends where the range does, after a '\n' or not. */
+  #atEnd = true;
+  /** Whether a '\n' ends the line returned last. */
+  #lineEnded = true;
+  /** Whether a read came up short (the file shrank under the reader): no line is handed out after it. */
+  #cutShort = false;
 
-  private constructor(file: FileRead, chunkSize: number, maxLineBytes: number) {
+  private constructor(file: FileRead, chunkSize: number, maxLineBytes: number, from = 0) {
     this.#file = file;
     this.#handle = file.handle;
     this.#position = file.size;
+    this.#from = from;
     this.#chunkSize = chunkSize;
     this.#maxLineBytes = maxLineBytes;
   }
@@ -133,6 +142,15 @@ export class BackwardLines {
     return new BackwardLines(file, chunkSize, maxLineBytes);
   }
 
+  /**
+   * Reads the bytes [`from`, `to`) of a file its caller holds open (and
+   * closes: `close()` leaves the handle open). `from` must be a line's start
+   * (0, or just after a '\n'); the first line handed out starts there.
+   */
+  static range(handle: FileHandle, from: number, to: number, chunkSize = DEFAULT_CHUNK): BackwardLines {
+    return new BackwardLines({ handle, size: to, done: async () => {} }, chunkSize, MAX_LINE_BYTES, from);
+  }
+
   /** The size of the file as the read sees it. */
   get size(): number {
     return this.#file.size;
@@ -141,6 +159,11 @@ export class BackwardLines {
   /** Where in the file the line `next()` returned last starts (-1 before the first). */
   get lineStart(): number {
     return this.#lineStart;
+  }
+
+  /** Whether a '\n' ends the line `next()` returned last: false only for a last line without one (torn, or being written). */
+  get lineEnded(): boolean {
+    return this.#lineEnded;
   }
 
   /** A copy of the file's bytes from `from` to its end, when the chunks still held cover them (the first chunk read); else undefined. */
@@ -152,6 +175,7 @@ export class BackwardLines {
 
   /** The next line back: its text, null when longer than maxLineBytes, MORE when `read()` must come first, undefined past the first line. */
   next(): string | null | typeof MORE | undefined {
+    if (this.#cutShort) return undefined;
     for (;;) {
       const data = this.#data;
       if (data !== undefined) {
@@ -169,12 +193,12 @@ export class BackwardLines {
         this.#keepHead(data);
         this.#data = undefined;
       }
-      if (this.#position > 0) return MORE;
+      if (this.#position > this.#from) return MORE;
       if (this.#done) return undefined;
       this.#done = true;
       const first = this.#finish(EMPTY, 0, 0);
       if (first !== undefined) {
-        this.#lineStart = 0;
+        this.#lineStart = this.#from;
         return first;
       }
     }
@@ -183,12 +207,16 @@ export class BackwardLines {
   /** Reads the chunk before the bytes read so far. */
   async read(): Promise<void> {
     // Passing over a long line, read larger chunks: fewer reads, the same bytes.
-    const length = Math.min(this.#tooLong ? Math.max(this.#chunkSize, SKIP_CHUNK) : this.#chunkSize, this.#position);
+    const length = Math.min(this.#tooLong ? Math.max(this.#chunkSize, SKIP_CHUNK) : this.#chunkSize, this.#position - this.#from);
     this.#position -= length;
     const chunk = chunkOf(length);
     this.#chunks.push(chunk);
-    // Every byte asked for, or a line would be glued to the wrong offset (a short read; the file shrank under us).
     const bytesRead = await readFully(this.#handle, chunk, length, this.#position);
+    // Every byte asked for, or a line would be glued to the wrong offset: a short read (the file shrank under us) ends the read.
+    if (bytesRead < length) {
+      this.#cutShort = true;
+      return;
+    }
     this.#dataOffset = this.#position;
     this.#data = chunk.subarray(0, bytesRead);
     if (this.#first === undefined) {
@@ -218,6 +246,8 @@ export class BackwardLines {
     if (this.#pieces.length) this.#pieces = [];
     this.#pieceBytes = 0;
     this.#tooLong = false;
+    this.#lineEnded = !this.#atEnd;
+    this.#atEnd = false;
     return line;
   }
 
