@@ -45,7 +45,9 @@ const GOOD = [
   `const trends = await api.GET('/trends', { params: { query: { limit: 2 } }, headers: auth });`,
   `if (!trends.data) throw new Error('GET /trends: ' + trends.response.status);`,
   `const count: number = trends.data.count;`,
-  `const firstTs: string | undefined = trends.data.items[0]?.ts;`,
+  // A trend point's ts is a date-time when its writer kept to the format, else whatever it stored.
+  `const ts = trends.data.items[0]?.ts;`,
+  `const firstTs: string | undefined = typeof ts === 'string' ? ts : undefined;`,
   ``,
   `const done = await api.POST('/work/complete', {`,
   `  body: { task_id: 'EST-900', board: 'ops', assignee: 'typed-client', title: 'Typed client', commit_sha: 'e83239b' },`,

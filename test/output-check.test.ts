@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { operations } from '../src/api/operations/index.ts';
 import { trendsList } from '../src/api/operations/trends.ts';
 import { outputCheck } from '../src/api/output-check.ts';
+import { storedTime } from '../src/api/schemas.ts';
 import { DEMO_FIXTURE } from './helpers/data-dir.ts';
 
 // The compiled output check lets an answer go out without zod's copy only
@@ -24,6 +25,8 @@ const schemas: Record<string, z.ZodType> = {
   trimmed: z.object({ name: z.string().trim() }),
   literal: z.object({ status: z.literal('ok') }),
   formats: z.object({ at: z.iso.datetime(), mail: z.email(), link: z.url() }),
+  stored: z.object({ at: storedTime('When') }),
+  checkedUnion: z.object({ v: z.union([z.iso.datetime(), z.number()]) }),
 };
 
 /** Whether the compiled check says yes, and if so that zod agrees and gives the same bytes; whether zod accepts. */
@@ -44,7 +47,8 @@ test('the compiled check agrees with zod on a table of answers', () => {
   const cases: [string, unknown, boolean][] = [
     ['trends', { items: [{ ts: 't', cpu: 1 }, { node: 'n' }], count: 2, limit: 10, skipped_lines: 0 }, true],
     ['trends', { items: [{ cpu: 1, ts: 't' }], count: 1, limit: 10, skipped_lines: 0 }, false], // zod moves ts first
-    ['trends', { items: [{ ts: 5 }], count: 1, limit: 10, skipped_lines: 0 }, false],
+    ['trends', { items: [{ ts: 5 }], count: 1, limit: 10, skipped_lines: 0 }, true], // a ts is returned as stored, whatever it is
+    ['trends', { items: [5], count: 1, limit: 10, skipped_lines: 0 }, false],
     ['trends', { items: [], count: -1, limit: 10, skipped_lines: 0 }, false],
     ['trends', { items: [], count: 1.5, limit: 10, skipped_lines: 0 }, false],
     ['trends', { items: [], limit: 10, skipped_lines: 0, count: 0 }, false], // zod reorders the keys
@@ -73,6 +77,14 @@ test('the compiled check agrees with zod on a table of answers', () => {
     ['formats', { at: 'not a date', mail: 'a@example.org', link: 'https://example.org/' }, false],
     ['formats', { at: '2026-11-26T10:00:00Z', mail: 'nobody', link: 'https://example.org/' }, false],
     ['formats', { at: '2026-11-26T10:00:00Z', mail: 'a@example.org', link: 'no url' }, false],
+    // A passed-through time: a date-time or any other text, never anything else.
+    ['stored', { at: '2026-11-26T10:00:00Z' }, true],
+    ['stored', { at: 'yesterday' }, true],
+    ['stored', { at: 5 }, false],
+    // Each option of a union keeps its own checks.
+    ['checkedUnion', { v: '2026-11-26T10:00:00Z' }, true],
+    ['checkedUnion', { v: 3 }, true],
+    ['checkedUnion', { v: 'not a date' }, false],
   ];
   for (const [name, value, expected] of cases) {
     const { fast, zod } = compare(schemas[name] as z.ZodType, value);

@@ -98,3 +98,29 @@ test('estate trends --limit 5 --json prints the same body as GET /trends?limit=5
   const latest = await runEstate(['trends', 'latest', '--json', '--data-dir', dir]);
   assert.equal(latest.json.seq, 49);
 });
+
+test('a stored ts that is not a date-time is answered as stored, never a 500 (trends, disk, pulse)', async (t) => {
+  const dir = await tempDataDir(t);
+  const odd: unknown[] = ['yesterday', 1732000000, null, { at: 'noon' }];
+  const logs: [string, string[], (ts: unknown, i: number) => object][] = [
+    ['trends.jsonl', ['/trends', '/trends/latest'], (ts, i) => ({ ts, seq: i })],
+    ['disk.jsonl', ['/disk', '/disk/latest'], (ts, i) => ({ ts, mount: '/', total_bytes: 100, used_bytes: i, free_bytes: 100 - i })],
+    ['health-pulse.jsonl', ['/health/pulse'], (ts) => ({ ts, status: 'healthy' })],
+  ];
+  for (const [file, , make] of logs) await writeFile(path.join(dir, file), odd.map((ts, i) => `${JSON.stringify(make(ts, i))}\n`).join(''));
+  const key = await newKey(dir);
+  const server = await startServer(t, dir);
+  for (const [, routes] of logs) {
+    for (const route of routes) {
+      await t.test(route, async () => {
+        const r = await server.get(route, { 'X-API-Key': key });
+        assert.equal(r.status, 200, r.text);
+        const stored = route.endsWith('/latest') ? [r.json.ts] : r.json.items.map((p: { ts: unknown }) => p.ts);
+        assert.deepEqual(stored, route.endsWith('/latest') ? [odd.at(-1)] : [...odd].reverse());
+      });
+    }
+  }
+  const cli = await runEstate(['trends', '--data-dir', dir]);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /yesterday/);
+});

@@ -68,7 +68,11 @@ function compile(schema: z.ZodType): OutputCheck | undefined {
       return plain ? compileObject(def) : undefined;
     case 'union': {
       const options = def.options as z.ZodType[];
-      return options.every((o) => LEAVES.has(internals(o).def.type)) ? leaf(zod) : undefined;
+      if (!options.every((o) => LEAVES.has(internals(o).def.type))) return undefined;
+      if (!plain) return leaf(zod);
+      // zod takes the first option that accepts; a leaf hands back the very value, so any accepting option will do.
+      const each = options.map((o) => compile(o) as OutputCheck);
+      return (v) => each.some((check) => check(v));
     }
     default:
       if (!LEAVES.has(def.type)) return undefined;

@@ -36,9 +36,21 @@ export function dateTime(description = 'ISO 8601 time, UTC.') {
   return z.string().meta({ format: 'date-time', description, examples: ['2026-11-21T13:05:00.000Z'] });
 }
 
-/** A time estate passes through from a record it did not write (a log line, the forge): no format is promised. */
-export function storedTime(what = 'As stored') {
-  return z.string().meta({ description: `${what}: ISO 8601 when its writer followed the format; estate passes it through without checking it.` });
+/**
+ * A time estate passes through from a record it did not write (a log line
+ * another tool wrote, the forge's answer): an RFC 3339 date-time when its
+ * writer kept to the format, else whatever was stored, returned as it is.
+ * Both are in the schema (`anyOf`), so a client knows the format and that it
+ * may not hold, and an odd value is never refused as a bad output (a 500).
+ * `other` is what else it may be: any string (the default), or any JSON value
+ * (`any`, for the fields of records returned whole, as stored).
+ */
+export function storedTime(what: string, other: 'string' | 'any' = 'string') {
+  const raw = (other === 'any' ? z.unknown() : z.string()).meta({ description: `Any other ${other === 'any' ? 'value' : 'text'} its writer stored, returned as it is.` });
+  return z.union([z.string().meta({ format: 'date-time' }), raw]).meta({ description: `${what}: ${STORED_NOTE}`, examples: ['2026-11-21T13:05:00.000Z'] });
 }
+
+/** What `storedTime` says after its subject. */
+export const STORED_NOTE = 'an RFC 3339 date-time when its writer followed the format; estate passes it through without checking it.';
 
 export const noInput = z.object({});

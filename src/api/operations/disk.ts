@@ -8,7 +8,7 @@ import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
 
 const snapshot = storedRecord(
   {
-    ts: storedTime('When the snapshot was taken').optional(),
+    ts: storedTime('When the snapshot was taken', 'any').optional(),
     mount: z.string().optional(),
     total_bytes: z.number().optional(),
     used_bytes: z.number().optional(),

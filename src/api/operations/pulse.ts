@@ -6,7 +6,7 @@ import { defineOperation } from '../define-operation.ts';
 import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
 
 const pulseEntry = storedRecord(
-  { ts: storedTime('When the pulse was taken').optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
+  { ts: storedTime('When the pulse was taken', 'any').optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
   'A health pulse entry, as stored.',
 ).meta({ id: 'PulseEntry' });
 

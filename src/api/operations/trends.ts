@@ -5,7 +5,7 @@ import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
 import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
 
-const trendPoint = storedRecord({ ts: storedTime('When the point was taken').optional() }, 'A trend data point: `ts` plus free fields, as stored.').meta({ id: 'TrendPoint' });
+const trendPoint = storedRecord({ ts: storedTime('When the point was taken', 'any').optional() }, 'A trend data point: `ts` plus free fields, as stored.').meta({ id: 'TrendPoint' });
 
 export const trendsList = defineOperation({
   id: 'trends.list',
