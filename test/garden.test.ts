@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
+import { registerEntry } from '../src/core/publishing.ts';
+import { migrateStore } from '../src/core/store/postgres/migrate.ts';
+import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
+import { startPostgres } from './helpers/postgres.ts';
 import { startServer } from './helpers/server.ts';
 
 function entry(i: number, contentType: string, extra: Record<string, unknown> = {}) {
@@ -82,3 +86,43 @@ test('/api/garden on an empty data dir, and estate garden on the demo', async (t
   assert.equal(cli.json.writings.count, 10);
   assert.ok(cli.json.forms.items.some((p: { content_type: string }) => p.content_type === 'poem'));
 });
+
+/** The environment of a server whose store is `store`: the data dir's, or a fresh, migrated PostgreSQL database (undefined: skipped). */
+async function storeEnv(t: TestContext, store: 'data dir' | 'postgres'): Promise<NodeJS.ProcessEnv | undefined> {
+  if (store === 'data dir') return {};
+  const pg = await startPostgres(t);
+  if (!pg) {
+    t.skip('PostgreSQL is not installed (apt-get install postgresql)');
+    return undefined;
+  }
+  await migrateStore(pg.url, {}, VERSION);
+  return { ESTATE_STORE: pg.url };
+}
+
+for (const store of ['data dir', 'postgres'] as const) {
+  test(`/api/garden (${store}): 300 essays then 1,200 poems: writings are the newest 10 essays, forms the newest 10 poems`, async (t) => {
+    const env = await storeEnv(t, store);
+    if (!env) return;
+    const dir = await tempDataDir(t);
+    const server = await startServer(t, dir, { env });
+    // Registered as POST /publishing/register does, all of a kind at once (so in batches), essays first.
+    const publish = async (contentType: string, count: number) => {
+      const results = await Promise.all(
+        Array.from({ length: count }, (_, n) =>
+          registerEntry(server.ctx.store.entries, { title: `${contentType} ${n}`, slug: `${contentType}-${n}`, content_type: contentType, target_site: 'garden' }, () => new Date()),
+        ),
+      );
+      assert.deepEqual(new Set(results.map((r) => r.outcome)), new Set(['created']));
+    };
+    await publish('essay', 300);
+    await publish('poem', 1200);
+    const newest = (contentType: string, last: number) => Array.from({ length: 10 }, (_, i) => `${contentType} ${last - i}`);
+    const r = await server.get('/api/garden');
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json.writings.items.map((p: { title: string }) => p.title), newest('essay', 299));
+    assert.equal(r.json.writings.count, 10);
+    assert.deepEqual(r.json.forms.items.map((p: { title: string }) => p.title), newest('poem', 1199));
+    assert.equal(r.json.forms.count, 10);
+    assert.deepEqual([r.json.writings.error, r.json.forms.error], [null, null]);
+  });
+}

@@ -79,6 +79,26 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(ids((await entries.newest(10)).records), ['c', 'b', 'a']);
   });
 
+  test(`${kind.name}: pages of every facet value a predicate accepts, newest first, whatever came after them`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const types = ['essay', 'poem', 'note', 'essay', 'sketch', 'essay', ...Array.from({ length: 20 }, () => 'poem')];
+    for (const [i, type] of types.entries()) await opened.store.entries.write(entry(`p-${i}`, 'garden', type), at(i));
+    const writing = { facet: 'content_type', accepts: (type: string) => type === 'essay' || type === 'note' };
+    const other = { facet: 'content_type', accepts: (type: string) => !writing.accepts(type) };
+    const slugs = (records: JsonRecord[] | undefined) => records?.map((r) => r.slug);
+    // A second instance reads a log it has not indexed yet; the first, one it has.
+    for (const store of [await opened.another(), opened.store, opened.store]) {
+      assert.deepEqual(slugs((await store.entries.newest(3, writing)).records), ['p-5', 'p-3', 'p-2']);
+      assert.deepEqual(slugs((await store.entries.newest(10, writing)).records), ['p-5', 'p-3', 'p-2', 'p-0']);
+      assert.deepEqual(slugs((await store.entries.newest(3, other)).records), ['p-25', 'p-24', 'p-23']);
+      assert.deepEqual(slugs((await store.entries.newest(10, { facet: 'content_type', accepts: () => false })).records), []);
+      assert.deepEqual(slugs(await store.entries.since('start', 2, writing)), ['p-3', 'p-5']);
+      const first = String((await store.entries.newest(1, { facet: 'content_type', value: 'sketch' })).records[0]?.entry_id);
+      assert.deepEqual(slugs(await store.entries.since(first, 100, { facet: 'content_type', accepts: (type) => type !== 'poem' })), ['p-5']);
+    }
+  });
+
   test(`${kind.name}: a record is found by its id`, async (t) => {
     const opened = await open(t);
     if (!opened) return;

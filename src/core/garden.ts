@@ -1,16 +1,20 @@
 import type { EstateConfig } from '../config.ts';
+import type { FacetFilter } from './jsonl/indexed-file.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { latestRecord } from './recent-records.ts';
 import { settle } from './section.ts';
 import type { Store } from './store/store.ts';
 
-/** How many of the newest published entries the garden is built from. */
-export const GARDEN_WINDOW = 1000;
 /** Items per garden list. */
 export const GARDEN_LIMIT = 10;
 
 /** Content types that are writings; every other content type is an expressive form (poem, sketch…). */
 export const WRITING_TYPES: readonly string[] = ['essay', 'article', 'post', 'note', 'changelog', 'story', 'letter', 'review', 'journal'];
+
+const isWriting = (contentType: string) => WRITING_TYPES.includes(contentType.toLowerCase());
+/** The entries of each list, by the publishing log's content-type facet: each list's newest, whatever was published after them. */
+const WRITINGS: FacetFilter = { facet: 'content_type', accepts: isWriting };
+const FORMS: FacetFilter = { facet: 'content_type', accepts: (contentType) => !isWriting(contentType) };
 
 export interface GardenPiece {
   entry_id: string | null;
@@ -49,16 +53,15 @@ export async function gardenFeed(
   now: Date,
 ): Promise<Garden> {
   const { dataDir, config, store } = ctx;
-  const [entries, pulse, last] = await Promise.all([
-    settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_WINDOW)),
+  const [writings, forms, pulse, last] = await Promise.all([
+    settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_LIMIT, WRITINGS)),
+    settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_LIMIT, FORMS)),
     settle('health-pulse.jsonl', () => latestRecord(dataDir, 'pulse')),
     settle('work/completions.jsonl', async () => (await store.completions.newest(1)).records[0]),
   ]);
-  const pieces = (entries.value?.records ?? []).map(toPiece).filter((p): p is GardenPiece => p !== undefined);
-  const isWriting = (p: GardenPiece) => WRITING_TYPES.includes(p.content_type.toLowerCase());
-  const list = (items: GardenPiece[]): GardenList => {
-    const newest = items.slice(0, GARDEN_LIMIT);
-    return { items: newest, count: newest.length, error: entries.error };
+  const list = (entries: typeof writings): GardenList => {
+    const items = (entries.value?.records ?? []).map(toPiece).filter((p): p is GardenPiece => p !== undefined);
+    return { items, count: items.length, error: entries.error };
   };
   const node = config.node_name ?? 'estate';
   return {
@@ -68,8 +71,8 @@ export async function gardenFeed(
       links: config.identity?.links ?? [],
       node,
     },
-    writings: list(pieces.filter(isWriting)),
-    forms: list(pieces.filter((p) => !isWriting(p))),
+    writings: list(writings),
+    forms: list(forms),
     pulse: {
       status: text(pulse.value?.status) ?? 'unknown',
       ts: text(pulse.value?.ts),

@@ -2,7 +2,7 @@ import { type FileHandle, lstat } from 'node:fs/promises';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
 import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
-import { endsLineAt, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter } from './jsonl/indexed-file.ts';
+import { endsLineAt, facetPasses, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter, type FacetValue } from './jsonl/indexed-file.ts';
 import { BackwardLines, MORE } from './jsonl/read-lines-backward.ts';
 import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
@@ -10,7 +10,7 @@ import { tailRecords } from './jsonl/tail-records.ts';
 import { parseSharedRecord } from './jsonl/shared-records.ts';
 import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
 
-export type { FacetFilter };
+export type { FacetFilter, FacetValue };
 
 export interface RecordLogOptions extends LogIndexOptions {
   file: string;
@@ -31,7 +31,7 @@ export interface AppendRequest {
    * id when it was made elsewhere: when another record holds it already,
    * the request is a `conflict` with that record and nothing is written.
    */
-  unique?: FacetFilter;
+  unique?: FacetValue;
 }
 
 /** `created`: written and synced; `replayed`: the same request was stored before; `conflict`: another one was. */
@@ -120,7 +120,7 @@ export class RecordLog {
   }
 
   /**
-   * The newest `limit` records (of one facet value, with `where`), newest
+   * The newest `limit` records (of the facet values `where` asks for), newest
    * first. Without `where` the file is read backwards from its end, O(limit)
    * whatever its size and without waiting for writes or for the index to load;
    * with `where` the index answers, and the lines it does not know yet are
@@ -148,10 +148,10 @@ export class RecordLog {
   /**
    * The records after the one whose facet `cursor.facet` is `cursor.value`
    * (or every record, for `'start'`), oldest first, the newest `limit` of them
-   * when there are more; optionally of one facet value. undefined when the
+   * when there are more; optionally of the facet values `where` asks for. undefined when the
    * cursor names no record.
    */
-  since(cursor: FacetFilter | 'start', limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
+  since(cursor: FacetValue | 'start', limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
     return this.#settled(async (handle, index) => {
       let after = -1;
       if (cursor !== 'start') {
@@ -267,7 +267,7 @@ export class RecordLog {
     const fresh = new Map<string, JsonRecord>();
     // Unique facet values the batch's new records hold (see AppendRequest.unique).
     const freshUnique = new Map<string, JsonRecord>();
-    const uniqueKey = (where: FacetFilter) => JSON.stringify([where.facet, where.value]);
+    const uniqueKey = (where: FacetValue) => JSON.stringify([where.facet, where.value]);
     for (const [i, { request }] of batch.entries()) {
       try {
         const owner = (candidates[i] as number[]).map((p) => stored.get(p)).find((r) => r !== undefined && index.keyOf(r) === request.key);
@@ -301,13 +301,13 @@ export class RecordLog {
 
   /** `lastPositions`, with the candidates of a hashed facet checked against their records. */
   async #lastPositions(handle: FileHandle | undefined, index: LogIndex, where: FacetFilter | undefined, count: number, after = -1, before = index.size): Promise<number[]> {
-    if (!where || !index.isHashed(where.facet)) return lastPositions(index, where, count, after, before);
+    if (!where || !index.isHashed(where.facet) || !('value' in where)) return lastPositions(index, where, count, after, before);
     const positions = (await matching(handle, index, where)).map((m) => m.position).filter((p) => p > after && p < before);
     return positions.slice(Math.max(0, positions.length - count));
   }
 
   /**
-   * `newest` of one facet value. The lines the index does not know (appended
+   * `newest` of the facet values `where` asks for. The lines the index does not know (appended
    * since it last read, or all of them while it is first built) are read
    * backwards from the end of the file, until the page is full or the index,
    * growing meanwhile, knows every line before the one reached; the index
@@ -349,7 +349,7 @@ export class RecordLog {
           if (text !== null && !text.trim()) continue;
           const record = text === null || !lines.lineEnded ? undefined : parseRecord(text);
           if (!record || !this.#options.accept(record)) skipped++;
-          else if (valueOf(record) === where.value) records.push(record);
+          else if (facetPasses(where, valueOf(record))) records.push(record);
           bound = lines.lineStart;
           if (records.length >= limit) {
             reachedFrom = false;

@@ -10,10 +10,23 @@ import { BLANK, scanFields, WantedFields } from './scan-fields.ts';
 const READ_CHUNK = 256 * 1024;
 const NEWLINE = 0x0a;
 
-/** A facet value to filter on: `{ facet: 'board', value: 'ops' }`. */
-export interface FacetFilter {
+/** One value of a facet: `{ facet: 'board', value: 'ops' }`. */
+export interface FacetValue {
   facet: string;
   value: string;
+}
+
+/**
+ * The records to read, by a facet's value: those of one value (a
+ * FacetValue), or those of every value `accepts` takes (an exact facet only):
+ * `{ facet: 'content_type', accepts: (type) => type !== 'poem' }`.
+ */
+export type FacetFilter = FacetValue | { facet: string; accepts: (value: string) => boolean };
+
+/** Whether a record whose facet holds `value` (undefined: none) is one `where` asks for. */
+export function facetPasses(where: FacetFilter, value: string | undefined): boolean {
+  if (value === undefined) return false;
+  return 'value' in where ? value === where.value : where.accepts(value);
 }
 
 /**
@@ -225,7 +238,7 @@ function identityOf(info: Stats): string {
 
 /**
  * The positions of `index`'s last `count` records after position `after` and
- * before position `before` (of one facet value, with `where`), in file order;
+ * before position `before` (of the facet values `where` asks for), in file order;
  * for a hashed facet (`LogIndex.isHashed`), of its candidates: see `matching`.
  */
 export function lastPositions(index: LogIndex, where: FacetFilter | undefined, count: number, after = -1, before = index.size): number[] {
@@ -233,12 +246,17 @@ export function lastPositions(index: LogIndex, where: FacetFilter | undefined, c
     const from = Math.max(after + 1, before - count, 0);
     return Array.from({ length: Math.max(0, before - from) }, (_, i) => from + i);
   }
-  const list = index.positions(where.facet, where.value);
-  const lo = firstAbove(list, after);
-  const hi = firstAbove(list, before - 1);
+  const lists = 'value' in where ? [index.positions(where.facet, where.value)] : index.valuePositions(where.facet, where.accepts);
   const picked: number[] = [];
-  for (let i = Math.max(lo, hi - count); i < hi; i++) picked.push(list.at(i) as number);
-  return picked;
+  for (const list of lists) {
+    const lo = firstAbove(list, after);
+    const hi = firstAbove(list, before - 1);
+    for (let i = Math.max(lo, hi - count); i < hi; i++) picked.push(list.at(i) as number);
+  }
+  if (lists.length === 1) return picked;
+  // The last `count` of each value's list hold the last `count` of them all.
+  picked.sort((a, b) => a - b);
+  return picked.slice(Math.max(0, picked.length - count));
 }
 
 /** The first index of ascending `list` whose value is above `value`. */
@@ -259,7 +277,7 @@ function firstAbove(list: Positions, value: number): number {
  * hashed facet (`LogIndex.isHashed`) the index's candidates are checked
  * against their records; for an exact one, the records of every position are read.
  */
-export async function matching(handle: FileHandle | undefined, index: LogIndex, where: FacetFilter): Promise<{ position: number; record: JsonRecord }[]> {
+export async function matching(handle: FileHandle | undefined, index: LogIndex, where: FacetValue): Promise<{ position: number; record: JsonRecord }[]> {
   const list = index.positions(where.facet, where.value);
   const positions = Array.from({ length: list.length }, (_, i) => list.at(i) as number);
   const records = new Map<number, JsonRecord>();

@@ -239,6 +239,16 @@ export class LogIndex {
     return byValue.get(value) ?? NONE;
   }
 
+  /** The position lists (each in file order) of the values of exact facet `name` that `accepts` takes. */
+  valuePositions(name: string, accepts: (value: string) => boolean): Positions[] {
+    if (this.#unique.has(name)) throw new Error(`log index: facet ${name} is hashed: filter it by one value`);
+    const byValue = this.#facets.get(name);
+    if (!byValue) throw new Error(`log index: no facet ${name}`);
+    const lists: Positions[] = [];
+    for (const [value, list] of byValue) if (accepts(value)) lists.push(list);
+    return lists;
+  }
+
   /** The byte range of the record at `position`. */
   span(position: number): { offset: number; length: number } {
     const offset = this.#offsets.at(position);

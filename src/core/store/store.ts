@@ -41,9 +41,11 @@ export interface KeyedRecords {
    */
   write(input: object, now: () => Date): Promise<KeyedWriteResult>;
   /**
-   * The newest `limit` records, newest first (write order), all or of one
-   * facet value (`where.facet` one of `spec.facets`). `skipped` counts stored
-   * lines passed over that are not records (always 0 where none can exist).
+   * The newest `limit` records, newest first (write order), all, of one
+   * facet value, or of every value `where.accepts` takes (`where.facet` one
+   * of `spec.facets`): the newest of those values whatever was written after
+   * them. `skipped` counts stored lines passed over that are not records
+   * (always 0 where none can exist).
    */
   newest(limit: number, where?: FacetFilter): Promise<LogPage>;
   /** The record whose id (`spec.id.field`) is `id`. */
@@ -51,7 +53,7 @@ export interface KeyedRecords {
   /**
    * The records written after the one with id `after` (every record, for
    * `'start'`), oldest first, the newest `limit` of them when there are more;
-   * optionally of one facet value. undefined when `after` names no record.
+   * optionally filtered by a facet as `newest` is. undefined when `after` names no record.
    */
   since(after: string, limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined>;
   /**

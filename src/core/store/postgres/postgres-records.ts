@@ -177,13 +177,7 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
-    const facet = this.#facetColumn(where);
-    return withinDeadline(this.#store, async () => {
-      const rows = facet
-        ? await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE ${this.#sql(facet)} = ${where?.value ?? ''} ORDER BY event_id DESC LIMIT ${limit}`
-        : await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} ORDER BY event_id DESC LIMIT ${limit}`;
-      return { records: rows.map((r) => this.#ordered(r.record as JsonRecord)), skipped: 0 };
-    });
+    return withinDeadline(this.#store, async () => ({ records: await this.#lastRecords(where, '0', limit), skipped: 0 }));
   }
 
   get(id: string): Promise<JsonRecord | undefined> {
@@ -194,20 +188,53 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   since(after: string, limit: number, where?: FacetFilter): Promise<JsonRecord[] | undefined> {
-    const facet = this.#facetColumn(where);
-    const table = this.#sql(this.#table.name);
     return withinDeadline(this.#store, async () => {
       let from = '0';
       if (after !== 'start') {
-        const [row] = await this.#sql`SELECT event_id FROM ${table} WHERE id = ${after}`;
+        const [row] = await this.#sql`SELECT event_id FROM ${this.#sql(this.#table.name)} WHERE id = ${after}`;
         if (!row) return undefined;
         from = String(row.event_id);
       }
-      const rows = facet
-        ? await this.#sql`SELECT record FROM (SELECT event_id, record FROM ${table} WHERE event_id > ${from} AND ${this.#sql(facet)} = ${where?.value ?? ''} ORDER BY event_id DESC LIMIT ${limit}) AS page ORDER BY event_id`
-        : await this.#sql`SELECT record FROM (SELECT event_id, record FROM ${table} WHERE event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}) AS page ORDER BY event_id`;
-      return rows.map((r) => this.#ordered(r.record as JsonRecord));
+      return (await this.#lastRecords(where, from, limit)).reverse();
     });
+  }
+
+  /**
+   * The newest `limit` records after event `from`, newest first: of every
+   * value, of one, or of each stored value `where.accepts` takes (the newest
+   * `limit` of each read through the facet's index, then the newest of those).
+   */
+  async #lastRecords(where: FacetFilter | undefined, from: string, limit: number): Promise<JsonRecord[]> {
+    const sql = this.#sql;
+    const table = sql(this.#table.name);
+    const facet = this.#facetColumn(where);
+    let rows;
+    if (!where || facet === undefined) rows = await sql`SELECT record FROM ${table} WHERE event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`;
+    else if ('value' in where) rows = await sql`SELECT record FROM ${table} WHERE ${sql(facet)} = ${where.value} AND event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`;
+    else {
+      const values = (await this.#storedValues(facet)).filter((v) => where.accepts(v));
+      if (values.length === 0) return [];
+      rows = await sql`
+        SELECT e.record FROM unnest(${sql.array(values)}::text[]) AS v(value)
+        CROSS JOIN LATERAL (SELECT event_id, record FROM ${table} WHERE ${sql(facet)} = v.value AND event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}) AS e
+        ORDER BY e.event_id DESC LIMIT ${limit}`;
+    }
+    return rows.map((r) => this.#ordered(r.record as JsonRecord));
+  }
+
+  /** The distinct values of facet column `facet`: a skip scan of its index, one probe per value, whatever the table's size. */
+  async #storedValues(facet: string): Promise<string[]> {
+    const sql = this.#sql;
+    const table = sql(this.#table.name);
+    const column = sql(facet);
+    const rows = await sql`
+      WITH RECURSIVE facet_values(value) AS (
+        (SELECT ${column} FROM ${table} ORDER BY ${column} LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${column} FROM ${table} WHERE ${column} > facet_values.value ORDER BY ${column} LIMIT 1) FROM facet_values WHERE facet_values.value IS NOT NULL
+      )
+      SELECT value FROM facet_values WHERE value IS NOT NULL`;
+    return rows.map((r) => String(r.value));
   }
 
   async subscribe(listener: Listener, onError?: (err: unknown) => void): Promise<() => Promise<void>> {
