@@ -57,7 +57,7 @@ test('the aggregates count every record past any window, and follow appends by a
   const more = Array.from({ length: 7 }, (_, n) => completion(i++, 'late', 1, 'ops')).join('\n');
   const child = spawnSync(process.execPath, ['-e', `require('node:fs').appendFileSync(${JSON.stringify(path.join(dir, 'work', 'completions.jsonl'))}, ${JSON.stringify(`${more}\n`)})`]);
   assert.equal(child.status, 0, String(child.stderr));
-  await waitUntil('the appended completions counted', async () => (await server.get('/summary', headers)).json.work.last_24h === 5207, 5000);
+  await waitUntil('the appended completions counted', async () => (await server.get('/summary', headers)).json.work.last_24h === 5207);
   const after = await server.get('/estate/agents');
   assert.deepEqual(after.json.items[0].name, 'late');
   assert.equal(after.json.items[0].completions_24h, 7);

@@ -155,7 +155,7 @@ test('Ctrl-C (SIGINT) on a one-shot command ends it with exit 130 (SIGTERM: 143)
       const hanging = await startHanging(st);
       const running = startEstate(st, ['trends', '--json', '--url', hanging.url, '--api-key', 'est_000000000000_notakeynotakeynotakey']);
       // Once its request is in, the CLI is well under way (its signal handlers set).
-      await waitUntil('the request reaches the server', () => hanging.requests.length > 0, 10_000);
+      await waitUntil('the request reaches the server', () => hanging.requests.length > 0);
       const stopped = await running.stop(signal);
       assert.equal(stopped.code, code, stopped.stderr);
       assert.equal(stopped.stdout, '');

@@ -52,7 +52,7 @@ async function startEstateServer(dir: string, children: Set<ChildProcess>): Prom
   child.stdout?.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   // Drained (the access log is long), keeping the tail for a failure's message.
   child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-4000)));
-  await waitUntil(`the server listens (stderr: ${stderr})`, () => / at http:\/\/\S+/.test(stdout) || child.exitCode !== null, 15_000);
+  await waitUntil(`the server listens (stderr: ${stderr})`, () => / at http:\/\/\S+/.test(stdout) || child.exitCode !== null);
   const url = / at (http:\/\/\S+)/.exec(stdout)?.[1];
   assert.ok(url, `estate serve did not start: ${stderr}`);
   return { url, child, exited };

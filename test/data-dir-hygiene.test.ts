@@ -90,7 +90,7 @@ test('estate serve --demo: the copied demo estate is private too', async (t) => 
   });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  await waitUntil('the demo serves', () => /demo key/.test(stdout), 15_000);
+  await waitUntil('the demo serves', () => /demo key/.test(stdout));
   const dir = /serving (\S+) at http/.exec(stdout)?.[1] as string;
   assert.ok(dir && path.isAbsolute(dir), stdout);
   assert.deepEqual(await loose(dir), []);

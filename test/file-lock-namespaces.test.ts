@@ -56,7 +56,7 @@ async function serve(t: TestContext, command: string[], dir: string): Promise<st
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-4000)));
-  await waitUntil(`estate serve listens (stderr: ${stderr})`, () => / at http:\/\/\S+/.test(stdout) || child.exitCode !== null, 20_000);
+  await waitUntil(`estate serve listens (stderr: ${stderr})`, () => / at http:\/\/\S+/.test(stdout) || child.exitCode !== null);
   const url = / at (http:\/\/\S+)/.exec(stdout)?.[1];
   assert.ok(url, `estate serve did not start: ${stderr}`);
   return url;

@@ -82,8 +82,10 @@ test('a huge error answer is read only for its message', async (t) => {
 
 test('listings in flight share each upstream request, whatever their limit or the case of owner/repo', async (t) => {
   const issues = fakeIssues(300); // 150 open issues that are not pull requests
-  const forge = await startFakeForge(t, { issues: { 'org/app': issues, 'Org/App': issues }, delayMs: 300 });
-  const estate = await estateWithForge(t, { url: forge.url, cache_s: 0 });
+  // The first page is held long enough for all three listings to reach estate, however busy the machine; the
+  // listings then move in step, each next page asked for at once by all three.
+  const forge = await startFakeForge(t, { issues: { 'org/app': issues, 'Org/App': issues }, delayMs: (q) => (q.query.get('page') === '1' ? 3000 : 300) });
+  const estate = await estateWithForge(t, { url: forge.url, cache_s: 0, timeout_ms: 30_000 });
   const [a, b, c] = await Promise.all([
     estate.get('/forgejo-proxy/issues/org/app?limit=100'),
     estate.get('/forgejo-proxy/issues/org/app?limit=200'),

@@ -7,11 +7,9 @@ import { tempDataDir } from './helpers/data-dir.ts';
 import { fakeIssues, refusedUrl, startAnswering, startFake, startFakeForge, startHanging } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
-/** The forge timeout of the tests that wait for a broken forge; the others use a generous one. */
+/** The forge timeout of the tests where the forge never answers; where it does answer, a generous one. */
 const TIMEOUT_MS = 300;
 const GENEROUS_MS = 5000;
-/** Generous upper bound of an answer that must come after about one forge timeout. */
-const BOUND_MS = 2 * TIMEOUT_MS + 500;
 
 async function estateWithForge(t: Parameters<typeof tempDataDir>[0], forgeUrl: string | undefined, env: NodeJS.ProcessEnv = {}, timeoutMs = GENEROUS_MS) {
   const dir = await tempDataDir(t);
@@ -150,7 +148,9 @@ test('an unknown repository is 404; names that could escape the upstream path ar
   assert.equal(forge.requests.length, before, 'no invalid name reached the forge');
 });
 
-test('a broken forge answers 502/503/504 within the bound, with a clear detail and never the token', async (t) => {
+test('a broken forge answers 502/503/504, with a clear detail and never the token', async (t) => {
+  // A forge that answers (an error) has the generous timeout, so a busy machine never turns its answer into a 504;
+  // one that never finishes its answer has the short one, and an answer at all shows estate gave up on it.
   const cases: { name: string; start: () => Promise<string | undefined>; status: number; detail: RegExp }[] = [
     { name: 'not configured', start: async () => undefined, status: 503, detail: /forge is not configured: add "forge"/ },
     { name: 'down (connection refused)', start: refusedUrl, status: 502, detail: /^the forge at http:\/\/127\.0\.0\.1:\d+ is unreachable: connect ECONNREFUSED/ },
@@ -163,30 +163,27 @@ test('a broken forge answers 502/503/504 within the bound, with a clear detail a
   for (const c of cases) {
     await t.test(c.name, async (t) => {
       const url = await c.start();
-      const estate = await estateWithForge(t, url, { FORGEJO_TOKEN: 'sekrit-token' }, TIMEOUT_MS);
+      const estate = await estateWithForge(t, url, { FORGEJO_TOKEN: 'sekrit-token' }, c.status === 504 ? TIMEOUT_MS : GENEROUS_MS);
       for (const route of ['/forgejo-proxy/repos', '/forgejo-proxy/issues/org/app']) {
-        const started = performance.now();
         const r = await estate.get(route);
-        const elapsed = performance.now() - started;
         assert.equal(r.status, c.status, r.text);
         assert.match(r.json.detail, c.detail);
         assert.doesNotMatch(r.text, /sekrit/);
-        assert.ok(elapsed < BOUND_MS, `${route} answered after ${Math.round(elapsed)} ms`);
       }
     });
   }
 });
 
 test('a listing as a whole is bounded by three times the timeout, however many pages', async (t) => {
-  const forge = await startFakeForge(t, { repos: 500, delayMs: 200 });
-  const estate = await estateWithForge(t, forge.url, {}, TIMEOUT_MS);
-  const started = performance.now();
+  // Ten pages each answered after 40% of the timeout: every page is in time (with a wide margin on a busy
+  // machine), the ten together are not. A listing cut at its budget gets at most 7.5 pages' time.
+  const timeoutMs = 1000;
+  const forge = await startFakeForge(t, { repos: 500, delayMs: 400 });
+  const estate = await estateWithForge(t, forge.url, {}, timeoutMs);
   const r = await estate.get('/forgejo-proxy/repos');
-  const elapsed = performance.now() - started;
   assert.equal(r.status, 504, r.text);
-  assert.match(r.json.detail, /^the forge at http:\/\/127\.0\.0\.1:\d+ did not finish listing within 900 ms$/);
-  assert.ok(elapsed < 3 * TIMEOUT_MS + 500, `answered after ${Math.round(elapsed)} ms`);
-  assert.ok(forge.requests.length >= 4 && forge.requests.length < 10, `${forge.requests.length} pages asked for`);
+  assert.match(r.json.detail, /^the forge at http:\/\/127\.0\.0\.1:\d+ did not finish listing within 3000 ms$/);
+  assert.ok(forge.requests.length > 1 && forge.requests.length <= 8, `${forge.requests.length} pages asked for`);
 });
 
 test('a 401 without a token says which variable to set', async (t) => {

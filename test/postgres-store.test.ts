@@ -165,13 +165,13 @@ test('a subscription outlives a PostgreSQL restart: what is written after it com
   const unsubscribe = await reader.completions.subscribe((records) => seen.push(...records), (err) => errors.push(err));
   const now = () => new Date();
   await writer.completions.write(completion('before'), now);
-  await waitUntil('the first record arrives', () => seen.length === 1, 10_000);
+  await waitUntil('the first record arrives', () => seen.length === 1);
 
   await pg.halt();
-  await waitUntil('the lost connection is reported', () => errors.length > 0, 10_000);
+  await waitUntil('the lost connection is reported', () => errors.length > 0);
   await pg.resume();
   for (const id of ['after-1', 'after-2']) assert.equal((await writer.completions.write(completion(id), now)).outcome, 'created');
-  await waitUntil('the records written after the restart arrive', () => seen.length >= 3, 10_000);
+  await waitUntil('the records written after the restart arrive', () => seen.length >= 3);
   assert.deepEqual(
     seen.map((r) => r.task_id),
     ['before', 'after-1', 'after-2'],

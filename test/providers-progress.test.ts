@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { startProgress } from '../src/cli/progress.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 function fakeIO(stderrIsTTY: boolean | undefined) {
   const written: string[] = [];
@@ -19,7 +20,9 @@ test('the progress line is drawn on a terminal only, and erased when the answer 
     await t.test(name, async () => {
       const { io, written } = fakeIO(tty);
       const stop = startProgress(io, label, 5);
-      await sleep(30);
+      // Drawn: wait for the spinner to turn (a busy machine may fire its timer late); not drawn: give it time to.
+      if (drawn) await waitUntil('the spinner turns', () => written.length >= 2);
+      else await sleep(30);
       stop();
       stop();
       if (!drawn) return assert.deepEqual(written, []);

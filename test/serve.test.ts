@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test';
 import { listen } from '../src/server/listen.ts';
 import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { PATIENCE_MS } from './helpers/wait-until.ts';
 
 interface Served {
   child: ChildProcess;
@@ -23,7 +24,7 @@ async function serve(t: TestContext, args: string[], env: Record<string, string>
   });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL: ${out}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`no URL: ${out}`)), PATIENCE_MS);
     const on = (c: Buffer) => {
       out += c.toString();
       const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);

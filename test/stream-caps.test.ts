@@ -7,7 +7,7 @@ import { tempDataDir } from './helpers/data-dir.ts';
 import { completionBody } from './helpers/records.ts';
 import { newKey, startServer, type TestServer } from './helpers/server.ts';
 import { openStream } from './helpers/sse.ts';
-import { waitUntil } from './helpers/wait-until.ts';
+import { PATIENCE_MS, waitUntil } from './helpers/wait-until.ts';
 
 // GET /work/stream: one client (its valid credential, else its address)
 // holds at most serve.streams.per_client streams (one more is 429 with
@@ -61,7 +61,7 @@ test('one address holds at most per_client streams; another address or a credent
 
   first.close();
   await waitUntil('a closed stream frees its slot', async () => {
-    const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream' }, signal: AbortSignal.timeout(5000) });
+    const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream' }, signal: AbortSignal.timeout(PATIENCE_MS) });
     void again.body?.cancel();
     return again.status === 200;
   });
@@ -94,7 +94,7 @@ test('one credential holds at most per_client streams from any address and throu
 
   first.close();
   await waitUntil('a closed stream frees its credential\'s slot', async () => {
-    const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream', 'X-API-Key': key }, signal: AbortSignal.timeout(5000) });
+    const again = await fetch(`${server.url}/work/stream`, { headers: { Accept: 'text/event-stream', 'X-API-Key': key }, signal: AbortSignal.timeout(PATIENCE_MS) });
     void again.body?.cancel();
     return again.status === 200;
   });

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './data-dir.ts';
+import { PATIENCE_MS } from './wait-until.ts';
 
 export const BIN = path.join(ROOT, 'bin', 'estate');
 
@@ -36,7 +37,7 @@ export function runEstate(args: readonly string[], options: { env?: Record<strin
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? PATIENCE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -77,7 +78,7 @@ export function startEstate(t: { after: (fn: () => unknown) => void }, args: rea
   return {
     stdout: () => stdout,
     stderr: () => stderr,
-    waitForStdout: async (what, check, timeoutMs = 10_000) => {
+    waitForStdout: async (what, check, timeoutMs = PATIENCE_MS) => {
       const deadline = Date.now() + timeoutMs;
       while (!check(stdout)) {
         if (child.exitCode !== null) throw new Error(`estate ${args.join(' ')} exited ${child.exitCode} before ${what}; stderr: ${stderr}`);

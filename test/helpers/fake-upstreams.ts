@@ -89,8 +89,8 @@ export interface FakeForgeOptions {
   headers?: 'both' | 'link' | 'total' | 'none';
   /** Behave like an old forge that ignores `type=issues` (pull requests come back too). */
   ignoreType?: boolean;
-  /** Answer every request this late. */
-  delayMs?: number;
+  /** Answer every request this late (or as late as the function says for each). */
+  delayMs?: number | ((seen: SeenRequest) => number);
 }
 
 /** Forgejo's MAX_RESPONSE_ITEMS default: larger `limit`s are cut to this. */
@@ -133,8 +133,9 @@ export function fakeIssues(n: number): FakeIssue[] {
 export async function startFakeForge(t: After, options: FakeForgeOptions = {}): Promise<FakeServer> {
   let repos: ReturnType<typeof fakeRepos> = [];
   const fake = await startFake(t, (req, res, seen) => {
-    if (options.delayMs) {
-      const timer = setTimeout(() => answer(req, res, seen), options.delayMs);
+    const delayMs = typeof options.delayMs === 'function' ? options.delayMs(seen) : options.delayMs;
+    if (delayMs) {
+      const timer = setTimeout(() => answer(req, res, seen), delayMs);
       res.on('close', () => clearTimeout(timer));
     } else answer(req, res, seen);
   });

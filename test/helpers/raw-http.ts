@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { PATIENCE_MS } from './wait-until.ts';
 
 // HTTP/1.1 on a bare socket, for requests fetch would refuse or normalise
 // (odd paths and methods, broken framing, raw bytes) and for responses that
@@ -14,7 +15,7 @@ export interface RawResponse {
 export interface RawOptions {
   /** The request was HEAD: the response has no body whatever its headers say. */
   head?: boolean;
-  /** Fail when no complete response arrived in this time (default 10 s). */
+  /** Fail when no complete response arrived in this time (default PATIENCE_MS). */
   timeoutMs?: number;
 }
 
@@ -39,8 +40,8 @@ export function rawRequest(url: string, request: string | Buffer, options: RawOp
       else resolve(result);
     };
     const timer = setTimeout(
-      () => finish(undefined, new Error(`no complete response within ${options.timeoutMs ?? 10_000} ms; got ${JSON.stringify(data.toString('latin1').slice(0, 500))}`)),
-      options.timeoutMs ?? 10_000,
+      () => finish(undefined, new Error(`no complete response within ${options.timeoutMs ?? PATIENCE_MS} ms; got ${JSON.stringify(data.toString('latin1').slice(0, 500))}`)),
+      options.timeoutMs ?? PATIENCE_MS,
     );
     socket.on('error', () => finish(parseResponse(data, options, true)));
     socket.on('data', (chunk: Buffer) => {

@@ -4,6 +4,7 @@ import { loadConfig, serveSettings } from '../../src/config.ts';
 import { createKey } from '../../src/core/keys/key-store.ts';
 import { createApp } from '../../src/server/create-app.ts';
 import { listen, type ListenOptions, listenLimits } from '../../src/server/listen.ts';
+import { PATIENCE_MS } from './wait-until.ts';
 
 export interface TestServer {
   url: string;
@@ -51,7 +52,7 @@ export async function startServer(
   const request: TestServer['request'] = async (method, path, opts = {}) => {
     const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const headers = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
-    return readResponse(await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(10_000) }));
+    return readResponse(await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(PATIENCE_MS) }));
   };
   return { url: running.url, ctx, request, get: (path, headers) => request('GET', path, { headers }) };
 }

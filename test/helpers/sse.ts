@@ -1,4 +1,5 @@
 import { sseEvents, type SseEvent } from '../../src/cli/sse-events.ts';
+import { PATIENCE_MS } from './wait-until.ts';
 
 export interface OpenStream {
   status: number;
@@ -31,7 +32,7 @@ export async function openStream(t: { after: (fn: () => unknown) => void }, url:
     headers: response.headers,
     events,
     ended,
-    waitForEvents: async (count, timeoutMs = 10_000) => {
+    waitForEvents: async (count, timeoutMs = PATIENCE_MS) => {
       const deadline = Date.now() + timeoutMs;
       while (events.length < count) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} events; got ${JSON.stringify(events)}`);
