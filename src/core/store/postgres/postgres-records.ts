@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FacetFilter } from '../../jsonl/indexed-file.ts';
+import type { FacetFilter, FacetValue } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
@@ -42,6 +42,12 @@ interface PendingWrite {
 }
 
 type Listener = (records: JsonRecord[]) => void;
+
+/** A row of a record log: its commit order and the record. */
+interface EventRow {
+  event_id: bigint;
+  record: JsonRecord;
+}
 
 /** Records as one json parameter (they hold only JSON values: they came from a parsed body). */
 function asJson(sql: Pick<Sql, 'json'>, records: JsonRecord[]) {
@@ -202,24 +208,29 @@ export class PostgresRecords implements KeyedRecords {
   /**
    * The newest `limit` records after event `from`, newest first: of every
    * value, of one, or of each stored value `where.accepts` takes (the newest
-   * `limit` of each read through the facet's index, then the newest of those).
+   * `limit` of each, read as for one value, then the newest of those).
    */
   async #lastRecords(where: FacetFilter | undefined, from: string, limit: number): Promise<JsonRecord[]> {
+    let rows: EventRow[];
+    if (where && !('value' in where)) {
+      const facet = this.#facetColumn(where) as string;
+      const values = (await this.#storedValues(facet)).filter((v) => where.accepts(v));
+      const pages = await Promise.all(values.map((value) => this.#lastRows({ facet, value }, from, limit)));
+      rows = pages.flat().sort((a, b) => (b.event_id > a.event_id ? 1 : -1)).slice(0, limit);
+    } else rows = await this.#lastRows(where, from, limit);
+    return rows.map((r) => this.#ordered(r.record));
+  }
+
+  /** The newest `limit` rows after event `from`, newest first: all, or of one facet value (through the facet's index). */
+  async #lastRows(where: FacetValue | undefined, from: string, limit: number): Promise<EventRow[]> {
     const sql = this.#sql;
     const table = sql(this.#table.name);
     const facet = this.#facetColumn(where);
-    let rows;
-    if (!where || facet === undefined) rows = await sql`SELECT record FROM ${table} WHERE event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`;
-    else if ('value' in where) rows = await sql`SELECT record FROM ${table} WHERE ${sql(facet)} = ${where.value} AND event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`;
-    else {
-      const values = (await this.#storedValues(facet)).filter((v) => where.accepts(v));
-      if (values.length === 0) return [];
-      rows = await sql`
-        SELECT e.record FROM unnest(${sql.array(values)}::text[]) AS v(value)
-        CROSS JOIN LATERAL (SELECT event_id, record FROM ${table} WHERE ${sql(facet)} = v.value AND event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}) AS e
-        ORDER BY e.event_id DESC LIMIT ${limit}`;
-    }
-    return rows.map((r) => this.#ordered(r.record as JsonRecord));
+    const rows =
+      where === undefined || facet === undefined
+        ? await sql`SELECT event_id, record FROM ${table} WHERE event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`
+        : await sql`SELECT event_id, record FROM ${table} WHERE ${sql(facet)} = ${where.value} AND event_id > ${from} ORDER BY event_id DESC LIMIT ${limit}`;
+    return rows.map((r) => ({ event_id: BigInt(r.event_id as string), record: r.record as JsonRecord }));
   }
 
   /** The distinct values of facet column `facet`: a skip scan of its index, one probe per value, whatever the table's size. */
