@@ -74,10 +74,7 @@ function addRun(cmd: Command, run: ManifestRun, io: CliIO, print: PrintResult, e
   if (run.watch) for (const option of watchOptions()) cmd.addOption(option);
   addCommonOptions(cmd);
   if (run.exitCodesHelp) cmd.addHelpText('after', run.exitCodesHelp);
-  if (run.errorExitCode !== undefined) {
-    setErrorExitCode(cmd, run.errorExitCode);
-    cmd.showHelpAfterError(false); // one line
-  }
+  if (run.errorExitCode !== undefined) setErrorExitCode(cmd, run.errorExitCode);
   cmd.addHelpText('after', `\nExamples:\n${run.examples.map((e) => `  $ ${e}`).join('\n')}\n`);
   cmd.action(async (...args: unknown[]) => {
     const { runOperationCommand } = await import('./run-operation-command.ts');

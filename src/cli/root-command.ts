@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
-import { errorExitCode } from './exit-status.ts';
 import { addGroupExamples } from './help-examples.ts';
 import { polishHelp } from './help-text.ts';
 import { addGlobalOptions } from './global-options.ts';
@@ -13,7 +12,6 @@ export function rootCommand(): Command {
     .description('Operations toolkit for a self-run estate of nodes and agents')
     .version(VERSION, '-V, --version', 'print the version number')
     .enablePositionalOptions()
-    .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
       `
@@ -53,8 +51,7 @@ export function finishTree(program: Command, io: CliIO): Command {
     cmd.configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
-      // A command whose errors all have one exit status (`pulse status`) keeps them to one line.
-      outputError: (s, write) => write(escapeControls(hideOptionValues(oneLine(cmd, s).replace(/^error: /, 'estate: ')), true)),
+      outputError: (s, write) => write(`estate: ${escapeControls(hideOptionValues(usageLine(cmd, s)))}\n`),
     });
     for (const sub of cmd.commands) configure(sub);
   };
@@ -62,9 +59,32 @@ export function finishTree(program: Command, io: CliIO): Command {
   return program;
 }
 
-/** commander's `unknown option '--x'\n(Did you mean --y?)` as one line for a command with an error exit code. */
-function oneLine(cmd: Command, message: string): string {
-  return errorExitCode(cmd) === undefined ? message : `${message.trim().replace(/\s*\n\s*/g, ' ')}\n`;
+/**
+ * commander's error message (`error: unknown option '--x'\n(Did you mean
+ * --y?)`) as one line without the `error: ` (`unknown option '--x' (did
+ * you mean --y?)`). Without a suggestion or a list of choices it says where
+ * the usage is: `(see estate trends --help)`.
+ *
+ * @example
+ *   usageLine(trends, "error: too many arguments for 'trends'. Expected 0 arguments but got 1.\n")
+ *   // "too many arguments for 'trends'. Expected 0 arguments but got 1 (see estate trends --help)"
+ */
+export function usageLine(cmd: Command, message: string): string {
+  const [first = '', ...notes] = message
+    .replace(/^error: /, '')
+    .trim()
+    .split(/\s*\n\s*/);
+  // `unknown command 'feeed'` of `estate work`: `unknown command 'work feeed'`, as `estate help` says it.
+  const said = first.replace(/\.$/, '').replace(/^unknown command '/, `$&${commandPath(cmd).split(' ').slice(1).map((w) => `${w} `).join('')}`);
+  const suggestion = notes.find((n) => n.startsWith('(Did you mean'));
+  if (suggestion) return `${said} (d${suggestion.slice(2)}`;
+  if (/Allowed choices are/.test(said)) return said;
+  return `${said} (see ${commandPath(cmd)} --help)`;
+}
+
+/** `estate work feed` for `estate work feed`. */
+function commandPath(cmd: Command): string {
+  return cmd.parent ? `${commandPath(cmd.parent)} ${cmd.name()}` : cmd.name();
 }
 
 /**
