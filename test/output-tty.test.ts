@@ -35,22 +35,22 @@ function runInSizedTerminal(args: readonly string[], cols: number): Promise<stri
 test('on a 60-column terminal, tables fit: no line wider than 60, one line per row, cut cells end in …', async (t) => {
   if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
-  for (const args of [['agents'], ['trends', '--limit', '5'], ['pulse', '--limit', '5'], ['status'], ['state'], ['builds', '--limit', '5']]) {
+  for (const args of [['agents'], ['trends', '--limit', '5'], ['pulse', '--limit', '5'], ['status'], ['state'], ['builds', '--limit', '5'], ['logs', '--limit', '5']]) {
     const r = await runEstateInTerminal([...args, '--data-dir', dir], { env: { COLUMNS: '60' } });
     const lines = visibleLines(r.output);
     for (const line of lines) assert.ok([...line].length <= 60, `${args.join(' ')}: ${JSON.stringify(line)} is ${[...line].length} wide`);
     if (args[0] === 'agents') {
       assert.equal(r.code, 0, r.output);
-      assert.match(r.output, /…/);
       assert.equal(lines.filter((l) => l.startsWith('│')).length, 8 + 1, 'the header and the 8 agents, each on one line');
     }
+    if (args[0] === 'logs') assert.match(r.output, /…/, 'long messages are cut');
   }
 });
 
 test('the terminal\'s own width (stty cols) is used when $COLUMNS is not set', async (t) => {
   if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
-  const output = await runInSizedTerminal(['agents', '--data-dir', dir], 50);
+  const output = await runInSizedTerminal(['logs', '--limit', '3', '--data-dir', dir], 50);
   const lines = visibleLines(output).filter(Boolean);
   assert.ok(lines.length > 3, output);
   for (const line of lines) assert.ok([...line].length <= 50, JSON.stringify(line));
@@ -95,4 +95,44 @@ test('colour on a terminal only, and never with NO_COLOR', async (t) => {
   assert.match(coloured.output, /\x1b\[32mhealthy/);
   const plain = await runEstateInTerminal(['pulse', '--limit', '2', '--data-dir', dir], { env: { NO_COLOR: '1' } });
   assert.doesNotMatch(plain.output, /\x1b/);
+});
+
+/** The header cells of every headed table in `output`: the row just above a `├` rule. */
+function headerCells(output: string): string[][] {
+  const lines = visibleLines(output);
+  return lines.flatMap((line, i) => (line.startsWith('│') && lines[i + 1]?.startsWith('├') ? [line.split('│').slice(1, -1).map((c) => c.trim())] : []));
+}
+
+test('on an 80-column terminal no header is cut: columns that do not fit are left out, and a line says -o wide shows them', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const commands = [['builds'], ['trends', '--limit', '5'], ['agents'], ['pulse', '--limit', '5'], ['disk', '--limit', '5'], ['events'], ['state'], ['logs', '--limit', '5'], ['work', 'feed', '--limit', '5'], ['publish', 'latest', '--limit', '5']];
+  const runs = await Promise.all(commands.map((args) => runEstateInTerminal([...args, '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1' } })));
+  commands.forEach((args, i) => {
+    const r = runs[i] as (typeof runs)[number];
+    const name = args.join(' ');
+    assert.equal(r.code, 0, `${name}: ${r.output}`);
+    for (const line of visibleLines(r.output)) assert.ok([...line].length <= 80, `${name}: ${JSON.stringify(line)} is ${[...line].length} wide`);
+    const heads = headerCells(r.output);
+    assert.ok(heads.length > 0, `${name} draws a headed table: ${r.output}`);
+    for (const cells of heads) for (const c of cells) assert.match(c, /^[a-z_0-9]+$/, `${name}: header cell ${JSON.stringify(c)} is a whole field name`);
+  });
+
+  // builds: its by_project table leaves out what does not fit, and says how to see it.
+  const builds = runs[0] as (typeof runs)[number];
+  const [byProject] = headerCells(builds.output.slice(builds.output.indexOf('by_project')));
+  assert.deepEqual(byProject?.slice(0, 2), ['project', 'total']);
+  assert.ok(!byProject?.includes('last_ts'), builds.output);
+  const wideFields = ['project', 'total', 'success', 'failure', 'cancelled', 'success_rate', 'last_status', 'last_ts', 'avg_duration_s'];
+  const more = wideFields.length - (byProject?.length ?? 0);
+  assert.match(builds.output, new RegExp(`^${more} more columns?: -o wide$`, 'm'), builds.output);
+  const wide = await runEstateInTerminal(['builds', '-o', 'wide', '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1' } });
+  assert.deepEqual(headerCells(wide.output.slice(wide.output.indexOf('by_project')))[0], wideFields, 'wide shows every field');
+
+  // A list says it in its footer; --no-headers leaves out the same columns.
+  const agents = runs[2] as (typeof runs)[number];
+  assert.match(agents.output, /^8 items {2}· {2}\d+ more columns?: -o wide$/m, agents.output);
+  const bare = await runEstateInTerminal(['agents', '--no-headers', '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1' } });
+  const firstRow = (output: string) => visibleLines(output).find((l) => l.startsWith('│ gardener'));
+  assert.equal(firstRow(bare.output), firstRow(agents.output));
 });
