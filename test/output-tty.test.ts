@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BIN, cliEnv } from './helpers/cli.ts';
@@ -71,7 +71,7 @@ test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nest
   if (skipWithout(t, NO_TERMINAL)) return;
   const dir = await tempDataDir(t, DEMO_FIXTURE);
   const disk = await runEstateInTerminal(['disk', '--limit', '3', '--data-dir', dir], { env: { NO_COLOR: '1' } });
-  assert.match(disk.output, /│ \d+(s|m|h|d|mo|y) ago │/, disk.output);
+  assert.match(disk.output, /│ \d{4}-\d\d-\d\d \d\d:\d\d +│/, 'a time more than a day ago: its date and minute');
   assert.match(disk.output, /\d+(\.\d)? [GT]iB/);
   assert.doesNotMatch(disk.output, /\d{4}-\d\d-\d\dT|\d{9,}/);
   assert.match(disk.output, /^3 items {2}· {2}limit: 3$/m, 'the footer on the terminal');
@@ -135,4 +135,33 @@ test('on an 80-column terminal no header is cut: columns that do not fit are lef
   const bare = await runEstateInTerminal(['agents', '--no-headers', '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1' } });
   const firstRow = (output: string) => visibleLines(output).find((l) => l.startsWith('│ gardener'));
   assert.equal(firstRow(bare.output), firstRow(agents.output));
+});
+
+test('on a terminal, times five minutes apart read apart: a local date and minute past a day, an age in two units within one', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
+  const dir = await tempDataDir(t);
+  const minute = 60_000;
+  const start = Math.floor(Date.now() / minute) * minute;
+  const old = [0, 1, 2, 3, 4].map((i) => new Date(start - 5 * 86_400_000 + i * 5 * minute));
+  const recent = [0, 1, 2, 3, 4].map((i) => new Date(start - (5 * 60 + 12) * minute + i * 5 * minute));
+  const point = (ts: Date) => JSON.stringify({ ts: ts.toISOString(), node: 'hub', cpu_pct: 10 });
+  await writeFile(path.join(dir, 'trends.jsonl'), `${[...old, ...recent].map(point).join('\n')}\n`);
+  /** `2026-11-22 14:05` of `ts` shifted by `offsetMinutes` (the zone's offset from UTC). */
+  const local = (ts: Date, offsetMinutes: number) => new Date(ts.getTime() + offsetMinutes * minute).toISOString().slice(0, 16).replace('T', ' ');
+  for (const [tz, offset] of [['UTC', 0], ['Asia/Kolkata', 330]] as const) {
+    const r = await runEstateInTerminal(['trends', '--limit', '10', '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1', TZ: tz } });
+    assert.equal(r.code, 0, r.output);
+    const cells = visibleLines(r.output).filter((l) => l.startsWith('│ ') && l.includes('hub')).map((l) => (l.split('│')[1] as string).trim());
+    assert.equal(cells.length, 10, r.output);
+    assert.equal(new Set(cells).size, 10, `ten times, ten texts: ${cells.join(' | ')}`);
+    for (const ts of old) assert.ok(cells.includes(local(ts, offset)), `${tz}: ${local(ts, offset)} in ${cells.join(' | ')}`);
+    const ages = cells.filter((c) => c.endsWith(' ago'));
+    assert.equal(ages.length, 5, cells.join(' | '));
+    for (const age of ages) {
+      const m = /^(\d+)h(?: (\d+)m)? ago$/.exec(age);
+      assert.ok(m, `${age} is hours and minutes`);
+      const minutes = Number(m[1]) * 60 + Number(m[2] ?? 0);
+      assert.ok(recent.some((ts) => Math.abs((Date.now() - ts.getTime()) / minute - minutes) <= 1), `${age} is the age of a point`);
+    }
+  }
 });
