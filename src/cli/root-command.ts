@@ -1,9 +1,10 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
-import { addGroupExamples } from './help-examples.ts';
+import { addGroupExamples, wrapExamples } from './help-examples.ts';
 import { polishHelp } from './help-text.ts';
 import { addGlobalOptions } from './global-options.ts';
 import type { CliIO } from './io.ts';
+import { terminalWidth } from './output/terminal-width.ts';
 import { escapeControls } from './safe-text.ts';
 
 /** `estate` itself, with its global options and help, before any command is added. */
@@ -41,16 +42,22 @@ Examples:
 /**
  * Finishes a tree once its commands are added: group examples, the one voice
  * of `--help` (help-text.ts), and parsing that never exits the process
- * (exitOverride), with output through `io`.
+ * (exitOverride), with output through `io`: help fitted to a terminal's
+ * width, its examples wrapped between words.
  */
 export function finishTree(program: Command, io: CliIO): Command {
   addGroupExamples(program);
   polishHelp(program);
+  // Help on a terminal fits it; elsewhere commander's 80 columns, and an example stays one line.
+  const outWidth = io.isTTY ? terminalWidth(io) : undefined;
+  const errWidth = io.stderrIsTTY ? terminalWidth(io) : undefined;
   const configure = (cmd: Command) => {
     cmd.exitOverride();
     cmd.configureOutput({
-      writeOut: (s) => io.stdout(s),
-      writeErr: (s) => io.stderr(s),
+      writeOut: (s) => io.stdout(outWidth === undefined ? s : wrapExamples(s, outWidth)),
+      writeErr: (s) => io.stderr(errWidth === undefined ? s : wrapExamples(s, errWidth)),
+      ...(outWidth === undefined ? {} : { getOutHelpWidth: () => outWidth }),
+      ...(errWidth === undefined ? {} : { getErrHelpWidth: () => errWidth }),
       outputError: (s, write) => write(`estate: ${escapeControls(hideOptionValues(usageLine(cmd, s)))}\n`),
     });
     for (const sub of cmd.commands) configure(sub);
