@@ -55,11 +55,12 @@ export function drawTable(layout: TableLayout): DrawnTable {
   const headWidth = (i: number) => displayWidth(head?.[i]?.text ?? '');
   let natural = Array.from({ length: count }, (_, i) => Math.max(1, headWidth(i), ...column(i)));
   const widest = (i: number) => Math.max(0, ...column(i));
-  let floor = natural.map((_, i) => (head ? Math.max(MIN_COLUMN, headWidth(i), Math.min(KEEP_CELL, widest(i))) : Math.max(MIN_COLUMN, widest(i))));
+  // The least width of each column: a headed one keeps its header whole and `keep` columns of its cells.
+  const least = (keep: number) => natural.map((_, i) => (head ? Math.max(MIN_COLUMN, headWidth(i), Math.min(keep, widest(i))) : Math.max(MIN_COLUMN, widest(i))));
+  let floor = least(KEEP_CELL);
   if (width !== undefined) {
     // A line is the cell widths plus 3 per column (border and padding) plus the last border.
-    const least = natural.map((_, i) => Math.max(MIN_COLUMN, headWidth(i), Math.min(LAST_CELL, widest(i))));
-    const shown = head ? fittingColumns(floor, width, least) : Math.min(count, Math.max(1, Math.floor((width - 1) / (MIN_COLUMN + 3))));
+    const shown = head ? fittingColumns(floor, width, least(LAST_CELL)) : Math.min(count, Math.max(1, Math.floor((width - 1) / (MIN_COLUMN + 3))));
     natural = natural.slice(0, shown);
     floor = floor.slice(0, shown);
   }
