@@ -14,8 +14,9 @@ import { NO_TERMINAL, runEstateInTerminal } from './helpers/terminal.ts';
 
 const SGR = /\x1b\[[0-9;]*m/g;
 
+/** The lines a terminal shows: no colours, and of a line a progress line was erased on (CR, ESC[2K), what follows. */
 function visibleLines(output: string): string[] {
-  return output.replace(SGR, '').split('\n');
+  return output.replace(/^[^\n]*(?:\x1b\[2K|\r)/gm, '').replace(SGR, '').split('\n');
 }
 
 /** Runs estate under script(1) with the terminal's size set by stty, and no $COLUMNS. */
@@ -135,6 +136,15 @@ test('on an 80-column terminal no header is cut: columns that do not fit are lef
   const bare = await runEstateInTerminal(['agents', '--no-headers', '--data-dir', dir], { env: { COLUMNS: '80', NO_COLOR: '1' } });
   const firstRow = (output: string) => visibleLines(output).find((l) => l.startsWith('│ gardener'));
   assert.equal(firstRow(bare.output), firstRow(agents.output));
+
+  // A record's keys are its headers: whole even at 50 columns, the values cut instead.
+  const summary = await runEstateInTerminal(['summary', '--data-dir', dir], { env: { COLUMNS: '50', NO_COLOR: '1' } });
+  const lines = visibleLines(summary.output);
+  const record = lines.slice(0, lines.findIndex((l) => l.startsWith('└'))).filter((l) => l.includes('│ '));
+  const keys = record.map((l) => (l.split('│')[1] as string).trim());
+  assert.ok(keys.includes('trends.latest.requests_per_min'), summary.output);
+  for (const key of keys) assert.match(key, /^[a-z_0-9.]+$/, `the key ${JSON.stringify(key)} is whole`);
+  for (const line of lines) assert.ok([...line].length <= 50, JSON.stringify(line));
 });
 
 test('on a terminal, times five minutes apart read apart: a local date and minute past a day, an age in two units within one', async (t) => {

@@ -1,9 +1,9 @@
 // Box tables laid out to a width: a row is always one line. A header is
 // never cut: the leading columns whose headers fit whole are shown and the
 // rest are left out (the caller says so: `-o wide` shows them), as kubectl's
-// tables do. Cells are cut with an ellipsis, the widest first, and a cell
-// keeps its first characters (up to KEEP_CELL, in the last column shown
-// LAST_CELL) before a column is given up.
+// tables do; a record's keys are never cut either. Cells are cut with an
+// ellipsis, the widest first, and a cell keeps its first characters (up to
+// KEEP_CELL, in the last column shown LAST_CELL) before a column is given up.
 // Widths count what the terminal shows: wide (CJK, emoji) characters two
 // columns, combining marks none.
 
@@ -41,8 +41,8 @@ const LAST_CELL = 8;
  * out. A headed table shows the leading columns that fit with their headers
  * whole and cells of at least KEEP_CELL characters (or their whole text, if
  * shorter), the last of them with at least LAST_CELL; a table without a
- * header (a record's keys and values) keeps its columns and cuts them, the
- * widest first.
+ * header (a record's keys and values) keeps its first column, the keys,
+ * whole and cuts the others.
  *
  * @example
  *   drawTable({ head: [{ text: 'ts' }], rows: [[{ text: '3m ago' }]], width: 60 }).text
@@ -55,8 +55,9 @@ export function drawTable(layout: TableLayout): DrawnTable {
   const headWidth = (i: number) => displayWidth(head?.[i]?.text ?? '');
   let natural = Array.from({ length: count }, (_, i) => Math.max(1, headWidth(i), ...column(i)));
   const widest = (i: number) => Math.max(0, ...column(i));
-  // The least width of each column: a headed one keeps its header whole and `keep` columns of its cells.
-  const least = (keep: number) => natural.map((_, i) => (head ? Math.max(MIN_COLUMN, headWidth(i), Math.min(keep, widest(i))) : Math.max(MIN_COLUMN, widest(i))));
+  // The least width of each column: a headed one keeps its header whole and `keep` columns of its cells;
+  // without a header, the first column holds the keys (headers too) and keeps them whole.
+  const least = (keep: number) => natural.map((_, i) => Math.max(MIN_COLUMN, head ? Math.max(headWidth(i), Math.min(keep, widest(i))) : i === 0 ? widest(i) : 0));
   let floor = least(KEEP_CELL);
   if (width !== undefined) {
     // A line is the cell widths plus 3 per column (border and padding) plus the last border.
