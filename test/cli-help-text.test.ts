@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { commandTree, describeCommandTree } from '../src/cli/command-tree.ts';
 import { buildProgram } from '../src/cli/program.ts';
 import { runEstate } from './helpers/cli.ts';
-import { tempDataDir } from './helpers/data-dir.ts';
+import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
 
 // `--help` speaks with one voice: every group says what it is for, option
@@ -136,4 +136,34 @@ test('exit codes: documented in --help; 4 for a missing or refused credential, 5
   assert.equal(noKey.code, 4, noKey.stderr);
   const badKey = await runEstate(['training', 'list', '--url', server.url, '--api-key', 'nope']);
   assert.equal(badKey.code, 4, badKey.stderr);
+});
+
+test('each command\'s --json help names fields of its own answer, and they work: --json THOSE prints just them', async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const tree = commandTree(buildProgram(io)).filter(({ cmd }) => cmd.options.some((o) => o.flags === '--json [fields]'));
+  assert.ok(tree.length > 30, `${tree.length} commands take --json [fields]`);
+  const helps = await Promise.all(tree.map(({ name }) => runEstate([...name.split(' ').slice(1), '--help'])));
+  const examples = new Map<string, string | undefined>();
+  tree.forEach(({ name }, i) => {
+    const help = (helps[i] as (typeof helps)[number]).stdout.replace(/\s+/g, ' ');
+    const m = / --json \[fields\] Print the JSON body the HTTP API returns; with FIELDS(?: \(([\w,]+)\))?, only those fields/.exec(help);
+    assert.ok(m, `${name}: ${help}`);
+    examples.set(name, m[1]);
+  });
+  assert.equal(examples.get('estate builds'), 'days,since');
+  assert.equal(examples.get('estate work feed'), 'task_id,board');
+  assert.equal(examples.get('estate keys list'), 'key_id,user_id');
+  assert.equal(examples.get('estate pulse status'), undefined, 'a bare value has no fields to name');
+  assert.ok([...examples.values()].filter((e) => e === 'ts,node').length <= 1, 'not every command names ts,node');
+
+  // Every example of a command that reads the demo data dir as it is picks those fields from its answer.
+  const readable = ['trends', 'trends latest', 'disk', 'disk latest', 'pulse', 'builds', 'builds recent', 'events', 'state', 'agents', 'status', 'logs', 'work feed', 'publish latest', 'garden', 'health', 'info', 'keys list'];
+  const runs = await Promise.all(readable.map((name) => runEstate([...name.split(' '), '--json', examples.get(`estate ${name}`) ?? 'missing', '--data-dir', dir])));
+  readable.forEach((name, i) => {
+    const r = runs[i] as (typeof runs)[number];
+    const fields = (examples.get(`estate ${name}`) ?? '').split(',');
+    assert.equal(r.code, 0, `${name} --json ${fields.join(',')}: ${r.stderr}`);
+    const objects = Array.isArray(r.json) ? r.json : [r.json];
+    for (const o of objects) assert.deepEqual(Object.keys(o), fields, name);
+  });
 });

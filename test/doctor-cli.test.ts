@@ -3,7 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
-import { tempDataDir } from './helpers/data-dir.ts';
+import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
 import { refusedUrl, sendJson, startFake } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
 import { skipWithout } from './helpers/required-tool.ts';
@@ -128,4 +128,28 @@ test('estate doctor --url refuses a data dir too, and an address that is not htt
   const notUrl = await runEstate(['doctor', '--url', 'notaurl']);
   assert.equal(notUrl.code, 2);
   assert.match(notUrl.stderr, /^estate: --url is not a server address/);
+});
+
+test('on an 80-column terminal, doctor\'s long lines (and fix: lines) wrap between words, under where their text began', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  for (const args of [['doctor', '--data-dir', dir], ['doctor', '--url', await refusedUrl()]]) {
+    const piped = await runEstate(args);
+    const long = piped.stdout.split('\n').filter((l) => l.length > 80);
+    assert.ok(long.length > 0, `${args.join(' ')}: some check is longer than 80 columns: ${piped.stdout}`);
+    const r = await runEstateInTerminal(args, { env: { COLUMNS: '80', NO_COLOR: '1' } });
+    assert.equal(r.code, piped.code, r.output);
+    // What the terminal got on stdout: the spinner (erased with CR or ESC[2K) and the last error line left out.
+    const lines = r.output.replace(/^[^\n]*(?:\x1b\[2K|\r)/gm, '').split('\n').filter((l) => l && !l.startsWith('estate: '));
+    for (const line of lines) assert.ok(line.length <= 80, `${JSON.stringify(line)} is ${line.length} wide`);
+    assert.deepEqual(lines.join(' ').split(/ +/), piped.stdout.trim().split(/\s+/), 'the same words, none cut');
+    const nameWidth = Math.max(...(JSON.parse((await runEstate([...args, '--json'])).stdout) as { checks: Check[] }).checks.map((c) => c.name.length));
+    let inFix = false;
+    for (const line of lines) {
+      if (/^(ok|WARN|FAIL|skip) /.test(line)) inFix = false;
+      else if (line.startsWith('      fix: ')) inFix = true;
+      else assert.match(line, new RegExp(`^ {${inFix ? 11 : 8 + nameWidth}}\\S`), `${JSON.stringify(line)}: a hanging indent under the text it continues`);
+    }
+    assert.ok(lines.length > piped.stdout.trim().split('\n').length, 'some line wrapped');
+  }
 });

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Operation } from '../api/define-operation.ts';
 import { exitCodesHelp } from './exit-status.ts';
+import type { FieldsExample } from './output/output-options.ts';
 import { optionFlag } from './option-names.ts';
 
 // What commander needs to build the operation commands (names, arguments,
@@ -34,6 +35,8 @@ export interface ManifestRun {
   examples: string[];
   /** The operation ids it runs, by how many positional arguments they take, fewest first. */
   variants: [number, string][];
+  /** What `--json FIELDS` picks from its answer, for its help (output-options.ts): two of the fields. */
+  jsonFields: FieldsExample;
 }
 
 /**
@@ -97,7 +100,33 @@ function manifestRun(byArgs: Map<number, Operation>): ManifestRun {
     ...(errorExitCode === undefined ? {} : { errorExitCode }),
     examples: variants.flatMap(([, op]) => cli(op)?.examples ?? []),
     variants: variants.map(([count, op]) => [count, op.id]),
+    jsonFields: jsonFields(main.output),
   };
+}
+
+/**
+ * The first two fields (an `id` passed over) of the items of a list answer
+ * (`{items: [...]}` or an array) or else of an object answer: what
+ * `--json FIELDS` picks from (select-fields.ts).
+ */
+export function jsonFields(output: z.ZodType): FieldsExample {
+  const shape = objectShape(output);
+  const items = shape?.items ?? (kind(output) === 'array' ? output : undefined);
+  const itemShape = items && kind(items) === 'array' ? objectShape((items._zod.def as unknown as { element: z.ZodType }).element) : undefined;
+  const fields = Object.keys(itemShape ?? shape ?? {}).filter((f) => f !== 'id').slice(0, 2);
+  return { fields, ofItems: itemShape !== undefined };
+}
+
+function kind(schema: z.ZodType): string {
+  return (schema._zod.def as { type: string }).type;
+}
+
+/** The fields of an object schema (through optional, nullable and pipes), or undefined. */
+function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  const def = schema._zod.def as { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType };
+  if (def.type === 'object') return def.shape;
+  const inner = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
+  return inner ? objectShape(inner) : undefined;
 }
 
 /** A field the input must have: absent, it is 422 `missing`. */

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { addOutputOptions, type Format } from './output/output-options.ts';
+import { addOutputOptions, type FieldsExample, type Format } from './output/output-options.ts';
 
 // The options commands share. Light on purpose: every command line builds
 // them, before it knows whether it needs a data dir (local-context.ts).
@@ -29,9 +29,9 @@ export function addDataDirOptions(cmd: Command): Command {
     .option('--store <url>', 'where estate keeps what it writes: a postgres:// URL, or data-dir (default: $ESTATE_STORE, else the config\'s store, else the data dir)');
 }
 
-/** Options every operation command takes. */
-export function addCommonOptions(cmd: Command): Command {
-  addOutputOptions(addDataDirOptions(cmd))
+/** Options every operation command takes; `example` names two fields of its answer, for `--json`'s help. */
+export function addCommonOptions(cmd: Command, example?: FieldsExample): Command {
+  addOutputOptions(addDataDirOptions(cmd), example)
     .option('--url <url>', 'call this estate server instead of the local data dir (default: $ESTATE_URL)')
     .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
     .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)');

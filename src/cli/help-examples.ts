@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { wrapCommandLine } from './output/wrap-words.ts';
 
 /** The whole `--help` text of a command, as it prints it (with the text added after it). */
 export function helpText(cmd: Command): string {
@@ -41,4 +42,9 @@ export function addGroupExamples(cmd: Command): void {
     const examples = cmd.commands.flatMap((sub) => commandExamples(sub).slice(0, 1));
     return examples.length ? `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}` : '';
   });
+}
+
+/** Help text with each example line (`  $ estate …`) wider than `width` wrapped between its words (see wrapCommandLine). */
+export function wrapExamples(text: string, width: number): string {
+  return text.replace(/^ *\$ .*$/gm, (line) => wrapCommandLine(line, width));
 }

@@ -2,6 +2,7 @@ import { Help, type Command, type Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { commandTree } from './command-tree.ts';
 import { commandExamples } from './help-examples.ts';
+import { JSON_FIELDS_FLAGS } from './output/output-options.ts';
 
 export { commandTree };
 
@@ -47,7 +48,8 @@ function example(lines: string[]): string[] {
   return lines.length ? ['.PP', 'Examples:', '.PP', '.RS 4', '.nf', ...lines.map((l) => esc(`$ ${l}`)), '.fi', '.RE'] : [];
 }
 
-const optionKey = (o: Option) => `${o.flags}\u0000${o.description}`;
+/** What makes two options one: flags and description, but `--json [fields]` is one whatever fields its help names. */
+const optionKey = (o: Option) => (o.flags === JSON_FIELDS_FLAGS ? o.flags : `${o.flags}\u0000${o.description}`);
 
 const ENVIRONMENT: [string, string][] = [
   ['ESTATE_DATA_DIR', 'The data directory, when --data-dir is not given.'],
@@ -112,6 +114,8 @@ export function renderManPage(program: Command): string {
   }
   const common = new Set([...seen].filter(([, v]) => v.count >= 3 && v.option.long !== '--help').map(([k]) => k));
   const isHelp = (o: Option) => o.long === '--help';
+  // `--json [fields]` as the program has it, naming no command's fields.
+  const commonText = (o: Option) => (o.flags === JSON_FIELDS_FLAGS ? (program.options.find((p) => p.flags === o.flags) ?? o).description : o.description);
 
   const out: string[] = [
     `.TH ESTATE 1 "" "estate ${VERSION}" "User Commands"`,
@@ -156,7 +160,7 @@ export function renderManPage(program: Command): string {
   out.push(
     '.SH COMMON OPTIONS',
     prose('Options that many commands take, with the same meaning everywhere:'),
-    ...tagged([...seen].filter(([k]) => common.has(k)).map(([, v]) => [term(v.option.flags), v.option.description])),
+    ...tagged([...seen].filter(([k]) => common.has(k)).map(([, v]) => [term(v.option.flags), commonText(v.option)])),
     '.SH ENVIRONMENT',
     ...tagged(ENVIRONMENT.map(([n, d]) => [`\\fB${esc(n)}\\fR`, d])),
     '.SH FILES',

@@ -72,12 +72,9 @@ function addRun(cmd: Command, run: ManifestRun, io: CliIO, print: PrintResult, e
   if (run.user) cmd.addOption(new Option('--user <user>', 'the user to act as, required locally (with --url the credential decides, and this is ignored)'));
   for (const option of extension?.options ?? []) cmd.addOption(option);
   if (run.watch) for (const option of watchOptions()) cmd.addOption(option);
-  addCommonOptions(cmd);
+  addCommonOptions(cmd, run.jsonFields);
   if (run.exitCodesHelp) cmd.addHelpText('after', run.exitCodesHelp);
-  if (run.errorExitCode !== undefined) {
-    setErrorExitCode(cmd, run.errorExitCode);
-    cmd.showHelpAfterError(false); // one line
-  }
+  if (run.errorExitCode !== undefined) setErrorExitCode(cmd, run.errorExitCode);
   cmd.addHelpText('after', `\nExamples:\n${run.examples.map((e) => `  $ ${e}`).join('\n')}\n`);
   cmd.action(async (...args: unknown[]) => {
     const { runOperationCommand } = await import('./run-operation-command.ts');

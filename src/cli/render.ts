@@ -7,8 +7,9 @@ import { escapeControls } from './safe-text.ts';
 // key/value tables (nested objects as dotted keys, lists of objects as their
 // own tables, multi-line text such as a state file's content as a block
 // below), strings print as they are. On a terminal, values read as text
-// (humanize.ts) and tables fit `width`; `wide` shows every field with values
-// as they are. Every text that comes from data (values, keys, footers) goes
+// (humanize.ts) and tables fit `width`, leaving out the columns that do not
+// (a list's footer, or a line below the table, says how many more `-o wide`
+// shows); `wide` shows every field with values as they are. Every text that comes from data (values, keys, footers) goes
 // through escapeControls.
 
 export interface RenderOptions {
@@ -57,28 +58,37 @@ export function renderParts(body: unknown, options: RenderOptions): Rendered {
     return { text: escapeControls(text.replace(/[\r\n\t]+/g, ' ')), paint };
   };
   const heading = (text: string): Cell => ({ text: escapeControls(text), paint: (t) => chalk.bold(t) });
-  const table = (head: Cell[] | undefined, rows: Cell[][]) => drawTable({ head: options.headers === false ? undefined : head, rows, width: options.width });
+  const table = (head: Cell[] | undefined, rows: Cell[][]) => drawTable({ head, showHead: options.headers !== false, rows, width: options.width });
 
-  const listView = (items: unknown[], columns?: readonly string[]): string => {
-    if (!items.length) return chalk.dim('(none)');
-    if (!items.every(isPlainObject)) return items.map((i) => cell('', i)).map((c) => (c.paint ? c.paint(c.text) : c.text)).join('\n');
-    const cols = options.wide ? allColumns(items) : (columns ?? allColumns(items).slice(0, MAX_AUTO_COLUMNS));
-    return table(
+  /** A list as a table, and the line saying what `-o wide` adds when columns were left out for want of width. */
+  const listView = (items: unknown[], columns?: readonly string[]): { text: string; more?: string } => {
+    if (!items.length) return { text: chalk.dim('(none)') };
+    if (!items.every(isPlainObject)) return { text: items.map((i) => cell('', i)).map((c) => (c.paint ? c.paint(c.text) : c.text)).join('\n') };
+    const every = allColumns(items);
+    const cols = options.wide ? every : (columns ?? every.slice(0, MAX_AUTO_COLUMNS));
+    const drawn = table(
       cols.map(heading),
       items.map((row) => cols.map((c) => cell(c, row[c]))),
     );
+    if (!drawn.hidden) return { text: drawn.text };
+    const shown = new Set(cols.slice(0, cols.length - drawn.hidden));
+    const more = every.filter((c) => !shown.has(c)).length;
+    return { text: drawn.text, more: `${more} more column${more === 1 ? '' : 's'}: -o wide` };
   };
+  const withMore = ({ text, more }: { text: string; more?: string }) => (more ? `${text}\n${chalk.dim(more)}` : text);
 
   if (typeof body !== 'object' || body === null) return { text: paint(escapeControls(String(body), true)) };
-  if (Array.isArray(body)) return { text: listView(body, options.columns) };
+  if (Array.isArray(body)) return { text: withMore(listView(body, options.columns)) };
 
   const record = body as Record<string, unknown>;
   if (Array.isArray(record.items)) {
     const rest = Object.entries(record).filter(([k]) => k !== 'items' && k !== 'count');
     const footer = [`${record.items.length} item${record.items.length === 1 ? '' : 's'}`];
     for (const [k, v] of rest) if (v !== null && typeof v !== 'object' && v !== 0) footer.push(escapeControls(`${k}: ${String(v)}`));
+    const list = listView(record.items, options.columns);
+    if (list.more) footer.push(list.more);
     if (Array.isArray(record.errors)) for (const e of record.errors) footer.push(chalk.red(escapeControls(String(e))));
-    return { text: listView(record.items, options.columns), footer: chalk.dim(footer.join('  ·  ')) };
+    return { text: list.text, footer: chalk.dim(footer.join('  ·  ')) };
   }
 
   const rows: Cell[][] = [];
@@ -89,13 +99,13 @@ export function renderParts(body: unknown, options: RenderOptions): Rendered {
       const key = `${prefix}${k}`;
       const text = typeof value === 'string' ? blockText(k, value) : undefined;
       if (text !== undefined) blocks.push(`${chalk.bold(escapeControls(key))}:\n${escapeControls(text, true).replace(/\n$/, '')}`);
-      else if (Array.isArray(value) && value.length && value.every(isPlainObject)) sections.push(`${chalk.bold(escapeControls(key))}\n${listView(value)}`);
+      else if (Array.isArray(value) && value.length && value.every(isPlainObject)) sections.push(`${chalk.bold(escapeControls(key))}\n${withMore(listView(value))}`);
       else if (isPlainObject(value) && Object.keys(value).length && depth < MAX_DEPTH) visit(value, `${key}.`, depth + 1);
       else rows.push([heading(key), cell(k, value)]);
     }
   };
   visit(record, '', 1);
-  return { text: [...(rows.length ? [table(undefined, rows)] : []), ...sections, ...blocks].join('\n') };
+  return { text: [...(rows.length ? [table(undefined, rows).text] : []), ...sections, ...blocks].join('\n') };
 }
 
 /**

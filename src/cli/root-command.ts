@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
-import { errorExitCode } from './exit-status.ts';
-import { addGroupExamples } from './help-examples.ts';
+import { addGroupExamples, wrapExamples } from './help-examples.ts';
 import { polishHelp } from './help-text.ts';
 import { addGlobalOptions } from './global-options.ts';
 import type { CliIO } from './io.ts';
+import { terminalWidth } from './output/terminal-width.ts';
 import { escapeControls } from './safe-text.ts';
 
 /** `estate` itself, with its global options and help, before any command is added. */
@@ -13,7 +13,6 @@ export function rootCommand(): Command {
     .description('Operations toolkit for a self-run estate of nodes and agents')
     .version(VERSION, '-V, --version', 'print the version number')
     .enablePositionalOptions()
-    .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
       `
@@ -43,18 +42,23 @@ Examples:
 /**
  * Finishes a tree once its commands are added: group examples, the one voice
  * of `--help` (help-text.ts), and parsing that never exits the process
- * (exitOverride), with output through `io`.
+ * (exitOverride), with output through `io`: help fitted to a terminal's
+ * width, its examples wrapped between words.
  */
 export function finishTree(program: Command, io: CliIO): Command {
   addGroupExamples(program);
   polishHelp(program);
+  // Help on a terminal fits it; elsewhere commander's 80 columns, and an example stays one line.
+  const outWidth = io.isTTY ? terminalWidth(io) : undefined;
+  const errWidth = io.stderrIsTTY ? terminalWidth(io) : undefined;
   const configure = (cmd: Command) => {
     cmd.exitOverride();
     cmd.configureOutput({
-      writeOut: (s) => io.stdout(s),
-      writeErr: (s) => io.stderr(s),
-      // A command whose errors all have one exit status (`pulse status`) keeps them to one line.
-      outputError: (s, write) => write(escapeControls(hideOptionValues(oneLine(cmd, s).replace(/^error: /, 'estate: ')), true)),
+      writeOut: (s) => io.stdout(outWidth === undefined ? s : wrapExamples(s, outWidth)),
+      writeErr: (s) => io.stderr(errWidth === undefined ? s : wrapExamples(s, errWidth)),
+      ...(outWidth === undefined ? {} : { getOutHelpWidth: () => outWidth }),
+      ...(errWidth === undefined ? {} : { getErrHelpWidth: () => errWidth }),
+      outputError: (s, write) => write(`estate: ${escapeControls(hideOptionValues(usageLine(cmd, s)))}\n`),
     });
     for (const sub of cmd.commands) configure(sub);
   };
@@ -62,9 +66,32 @@ export function finishTree(program: Command, io: CliIO): Command {
   return program;
 }
 
-/** commander's `unknown option '--x'\n(Did you mean --y?)` as one line for a command with an error exit code. */
-function oneLine(cmd: Command, message: string): string {
-  return errorExitCode(cmd) === undefined ? message : `${message.trim().replace(/\s*\n\s*/g, ' ')}\n`;
+/**
+ * commander's error message (`error: unknown option '--x'\n(Did you mean
+ * --y?)`) as one line without the `error: ` (`unknown option '--x' (did
+ * you mean --y?)`). Without a suggestion or a list of choices it says where
+ * the usage is: `(see estate trends --help)`.
+ *
+ * @example
+ *   usageLine(trends, "error: too many arguments for 'trends'. Expected 0 arguments but got 1.\n")
+ *   // "too many arguments for 'trends'. Expected 0 arguments but got 1 (see estate trends --help)"
+ */
+export function usageLine(cmd: Command, message: string): string {
+  const [first = '', ...notes] = message
+    .replace(/^error: /, '')
+    .trim()
+    .split(/\s*\n\s*/);
+  // `unknown command 'feeed'` of `estate work`: `unknown command 'work feeed'`, as `estate help` says it.
+  const said = first.replace(/\.$/, '').replace(/^unknown command '/, `$&${commandPath(cmd).split(' ').slice(1).map((w) => `${w} `).join('')}`);
+  const suggestion = notes.find((n) => n.startsWith('(Did you mean'));
+  if (suggestion) return `${said} (d${suggestion.slice(2)}`;
+  if (/Allowed choices are/.test(said)) return said;
+  return `${said} (see ${commandPath(cmd)} --help)`;
+}
+
+/** `estate work feed` for `estate work feed`. */
+function commandPath(cmd: Command): string {
+  return cmd.parent ? `${commandPath(cmd.parent)} ${cmd.name()}` : cmd.name();
 }
 
 /**

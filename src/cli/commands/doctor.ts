@@ -6,6 +6,8 @@ import { VERSION } from '../../version.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import { remoteTarget } from '../local-context.ts';
 import type { CliIO } from '../io.ts';
+import { terminalWidth } from '../output/terminal-width.ts';
+import { hangingLine } from '../output/wrap-words.ts';
 import { startProgress } from '../progress.ts';
 import { escapeControls } from '../safe-text.ts';
 
@@ -53,7 +55,7 @@ export function doctorCommand(io: CliIO): Command {
     }
     const failed = checks.filter((c) => c.status === 'fail');
     if (options.json) io.stdout(`${JSON.stringify({ ok: failed.length === 0, checks }, null, 2)}\n`);
-    else io.stdout(formatChecks(checks, io.isTTY && !envSettings(io.env).noColor));
+    else io.stdout(formatChecks(checks, io.isTTY && !envSettings(io.env).noColor, io.isTTY ? terminalWidth(io) : undefined));
     if (failed.length) throw new EstateError('unavailable', `doctor: ${failed.length} of ${checks.length} checks failed`);
   });
   return cmd;
@@ -62,16 +64,18 @@ export function doctorCommand(io: CliIO): Command {
 /**
  * One line per check (`ok    config  …`), with an indented `fix:` line under
  * each problem; what the checks quote is escaped. With `colour`, the FAIL,
- * WARN and ok labels are coloured.
+ * WARN and ok labels are coloured. With a `width` (a terminal's), a long
+ * detail or fix wraps between words, under where its text began.
  */
-export function formatChecks(checks: readonly DoctorCheck[], colour = false): string {
-  const width = Math.max(...checks.map((c) => c.name.length));
+export function formatChecks(checks: readonly DoctorCheck[], colour = false, width?: number): string {
+  const nameWidth = Math.max(...checks.map((c) => c.name.length));
   return checks
     .map((c) => {
+      const label = LABEL[c.status];
+      const line = hangingLine(`${label.padEnd(4)}  ${escapeControls(c.name.padEnd(nameWidth))}  `, escapeControls(c.detail), width);
       const sgr = colour ? COLOUR[c.status] : undefined;
-      const label = sgr ? `${sgr}${LABEL[c.status]}\x1b[0m${' '.repeat(4 - LABEL[c.status].length)}` : LABEL[c.status].padEnd(4);
-      const line = `${label}  ${escapeControls(c.name.padEnd(width))}  ${escapeControls(c.detail)}`;
-      return c.fix ? `${line}\n${' '.repeat(6)}fix: ${escapeControls(c.fix)}` : line;
+      const painted = sgr ? `${sgr}${label}\x1b[0m${line.slice(label.length)}` : line;
+      return c.fix ? `${painted}\n${hangingLine(`${' '.repeat(6)}fix: `, escapeControls(c.fix), width)}` : painted;
     })
     .map((l) => `${l}\n`)
     .join('');

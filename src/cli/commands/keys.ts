@@ -60,7 +60,7 @@ export function keysCommand(io: CliIO, print: Print): Command {
       }
     });
 
-  const list = addOutputOptions(new Command('list').description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)'))
+  const list = addOutputOptions(new Command('list').description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)'), { fields: LIST_COLUMNS.slice(0, 2), ofItems: true })
     .addHelpText('after', '\nExamples:\n  $ estate keys list\n  $ estate keys list --json\n')
     .action(async (options: OutputOptions & { dataDir?: string; config?: string; store?: string }) => {
       const now = new Date();

@@ -1,6 +1,11 @@
-// Box tables laid out to a width: columns shrink (the widest first) and cells
-// are cut with an ellipsis, so a row is always one line. Widths count what the
-// terminal shows: wide (CJK, emoji) characters two columns, combining marks none.
+// Box tables laid out to a width: a row is always one line. A header is
+// never cut: the leading columns whose headers fit whole are shown and the
+// rest are left out (the caller says so: `-o wide` shows them), as kubectl's
+// tables do; a record's keys are never cut either. Cells are cut with an
+// ellipsis, the widest first, and a cell keeps its first characters (up to
+// KEEP_CELL, in the last column shown LAST_CELL) before a column is given up.
+// Widths count what the terminal shows: wide (CJK, emoji) characters two
+// columns, combining marks none.
 
 /** One cell: its plain text, and how to colour it once it is cut to width. */
 export interface Cell {
@@ -11,42 +16,83 @@ export interface Cell {
 export interface TableLayout {
   /** Header cells, or none for a table without a header (key/value tables). */
   head?: Cell[] | undefined;
+  /** false: the header decides the layout but is not drawn (`--no-headers`). */
+  showHead?: boolean | undefined;
   rows: Cell[][];
   /** The widest a line may be; no limit when undefined. */
   width?: number | undefined;
 }
 
+export interface DrawnTable {
+  text: string;
+  /** How many columns, from the right, were left out for want of width. */
+  hidden: number;
+}
+
 /** Narrowest a shrunk column gets: one character and the ellipsis, between its padding. */
 const MIN_COLUMN = 2;
-/** Header width a column keeps, if its header is that long, while data is cut. */
-const MIN_HEADER = 6;
+/** What a cell keeps of its text before a column is left out: a time (`2026-11-22 14:05`) or a name whole, the start of a title. */
+const KEEP_CELL = 16;
+/** What the cells of the last column shown keep at least: the start of a message. */
+const LAST_CELL = 8;
 
 /**
- * The table as lines, none wider than `width`. When even the narrowest
- * columns do not fit, the rightmost columns are left out.
+ * The table as lines, none wider than `width`, and how many columns it left
+ * out. A headed table shows the leading columns that fit with their headers
+ * whole and cells of at least KEEP_CELL characters (or their whole text, if
+ * shorter), the last of them with at least LAST_CELL; a table without a
+ * header (a record's keys and values) keeps its first column, the keys,
+ * whole and cuts the others.
  *
  * @example
- *   drawTable({ head: [{ text: 'ts' }], rows: [[{ text: '3m ago' }]], width: 60 })
+ *   drawTable({ head: [{ text: 'ts' }], rows: [[{ text: '3m ago' }]], width: 60 }).text
  */
-export function drawTable(layout: TableLayout): string {
-  const all = [...(layout.head ? [layout.head] : []), ...layout.rows];
+export function drawTable(layout: TableLayout): DrawnTable {
+  const { head, rows, width } = layout;
+  const all = [...(head ? [head] : []), ...rows];
   const count = Math.max(0, ...all.map((r) => r.length));
-  let natural = Array.from({ length: count }, (_, i) => Math.max(1, ...all.map((r) => displayWidth(r[i]?.text ?? ''))));
-  if (layout.width !== undefined) {
+  const column = (i: number) => rows.map((r) => displayWidth(r[i]?.text ?? ''));
+  const headWidth = (i: number) => displayWidth(head?.[i]?.text ?? '');
+  let natural = Array.from({ length: count }, (_, i) => Math.max(1, headWidth(i), ...column(i)));
+  const widest = (i: number) => Math.max(0, ...column(i));
+  // The least width of each column: a headed one keeps its header whole and `keep` columns of its cells;
+  // without a header, the first column holds the keys (headers too) and keeps them whole.
+  const least = (keep: number) => natural.map((_, i) => Math.max(MIN_COLUMN, head ? Math.max(headWidth(i), Math.min(keep, widest(i))) : i === 0 ? widest(i) : 0));
+  let floor = least(KEEP_CELL);
+  if (width !== undefined) {
     // A line is the cell widths plus 3 per column (border and padding) plus the last border.
-    const fitting = Math.max(1, Math.floor((layout.width - 1) / (MIN_COLUMN + 3)));
-    natural = natural.slice(0, Math.min(count, fitting));
+    const shown = head ? fittingColumns(floor, width, least(LAST_CELL)) : Math.min(count, Math.max(1, Math.floor((width - 1) / (MIN_COLUMN + 3))));
+    natural = natural.slice(0, shown);
+    floor = floor.slice(0, shown);
   }
-  // Before cutting data, headers give way, down to a few characters.
-  const floor = natural.map((_, i) => Math.max(MIN_COLUMN, Math.min(displayWidth(layout.head?.[i]?.text ?? ''), MIN_HEADER), ...layout.rows.map((r) => displayWidth(r[i]?.text ?? ''))));
-  const widths = layout.width === undefined ? natural : fitWidths(natural, layout.width - 1 - 3 * natural.length, floor);
+  const widths = width === undefined ? natural : fitWidths(natural, width - 1 - 3 * natural.length, floor);
   const line = (cells: Cell[]) => `│${widths.map((w, i) => ` ${padCell(cells[i] ?? { text: '' }, w)} `).join('│')}│`;
   const rule = (left: string, mid: string, right: string) => `${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`;
   const lines = [rule('┌', '┬', '┐')];
-  if (layout.head) lines.push(line(layout.head), rule('├', '┼', '┤'));
-  for (const row of layout.rows) lines.push(line(row));
+  if (head && layout.showHead !== false) lines.push(line(head), rule('├', '┼', '┤'));
+  for (const row of rows) lines.push(line(row));
   lines.push(rule('└', '┴', '┘'));
-  return lines.join('\n');
+  return { text: lines.join('\n'), hidden: count - widths.length };
+}
+
+/**
+ * How many leading columns fit in `width` (one at least), each at its least
+ * width. The first that does not fit is still shown, as the last, when its
+ * header and a few characters of its cells (LAST_CELL) fit in what is left:
+ * its least width becomes that. `floor` is changed in place.
+ */
+function fittingColumns(floor: number[], width: number, least: readonly number[]): number {
+  let used = 1;
+  for (const [i, w] of floor.entries()) {
+    if (i === 0 || used + w + 3 <= width) {
+      used += w + 3;
+      continue;
+    }
+    if (used + (least[i] as number) + 3 > width) return i;
+    floor[i] = width - used - 3;
+    return i + 1;
+  }
+  return floor.length;
 }
 
 /**

@@ -1,9 +1,10 @@
-// How a value reads in a terminal table: times relative, sizes in IEC units,
-// ratios and percentages with a `%`, durations in units, nested values as
-// `key=value` text. Chosen by the field's name, never by guessing from text
-// alone; `-o wide`, TSV, CSV, JSON and YAML keep the values as they are.
+// How a value reads in a terminal table: times as ages within a day, else
+// as local times; sizes in IEC units, ratios and percentages with a `%`,
+// durations in units, nested values as `key=value` text. Chosen by the
+// field's name, never by guessing from text alone; `-o wide`, TSV, CSV, JSON
+// and YAML keep the values as they are.
 
-/** `ts`, `*_ts`, `*_at`, `last_activity`, `last_seen`: a time, shown as its age ("3m ago", "in 2d"). */
+/** `ts`, `*_ts`, `*_at`, `last_activity`, `last_seen`: a time, shown as its age within a day (`5h 10m ago`), else as a local date and minute. */
 const TIME_KEY = /(^|_)ts$|_at$|^last_(activity|seen)$/;
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?$/;
 const BYTES_KEY = /(^|_)bytes$/;
@@ -20,12 +21,12 @@ const SECONDS_KEY = /(^|_)(s|secs|seconds)$/;
  *
  * @example
  *   humanValue('used_bytes', 1288490189, now) // '1.2 GiB'
- *   humanValue('ts', '2026-11-25T17:57:00Z', new Date('2026-11-25T18:00:00Z')) // '3m ago'
+ *   humanValue('ts', '2026-11-25T13:47:00Z', new Date('2026-11-25T18:00:00Z')) // '4h 13m ago'
  */
 export function humanValue(key: string, value: unknown, now: Date): string | undefined {
   if (typeof value === 'string' && TIME_KEY.test(key) && ISO_TIME.test(value)) {
     const at = Date.parse(value);
-    return Number.isNaN(at) ? undefined : relativeTime(at, now.getTime());
+    return Number.isNaN(at) ? undefined : timeText(at, now.getTime());
   }
   if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
   if (BYTES_KEY.test(key)) return formatBytes(value);
@@ -36,12 +37,28 @@ export function humanValue(key: string, value: unknown, now: Date): string | und
   return undefined;
 }
 
-/** `3m ago`, `in 2d`, `just now`: one unit, like kubectl's AGE. */
-export function relativeTime(at: number, now: number): string {
+const DAY_SECONDS = 86400;
+
+/**
+ * A time as a terminal shows it: within a day of `now` its age in two units
+ * (`5h 10m ago`, `3m 20s ago`, `in 42s`, `just now`), so times minutes apart
+ * read apart; further off the local date and minute (`2026-11-22 14:05`), as
+ * `ls -l` shows an old file.
+ */
+export function timeText(at: number, now: number): string {
   const seconds = Math.round((now - at) / 1000);
-  if (Math.abs(seconds) < 5) return 'just now';
-  const span = formatDuration(Math.abs(seconds), true);
-  return seconds > 0 ? `${span} ago` : `in ${span}`;
+  const span = Math.abs(seconds);
+  if (span >= DAY_SECONDS) return localMinute(new Date(at));
+  if (span < 5) return 'just now';
+  const [big, small, unit, next] = span >= 3600 ? [Math.floor(span / 3600), Math.floor((span % 3600) / 60), 'h', 'm'] : [Math.floor(span / 60), span % 60, 'm', 's'];
+  const text = big === 0 ? `${small}${next}` : small === 0 ? `${big}${unit}` : `${big}${unit} ${small}${next}`;
+  return seconds > 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** `2026-11-22 14:05` in the local time zone. */
+function localMinute(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
 }
 
 const UNITS: readonly [string, number][] = [
@@ -53,8 +70,8 @@ const UNITS: readonly [string, number][] = [
   ['s', 1],
 ];
 
-/** `42s`, `3m`, `1h5m`, `12d`; with `coarse`, the largest unit only. */
-export function formatDuration(seconds: number, coarse = false): string {
+/** `42s`, `3m`, `1h5m`, `12d`: two units at most. */
+export function formatDuration(seconds: number): string {
   if (seconds > 0 && seconds < 1) return `${round(seconds * 1000)}ms`;
   let rest = Math.round(seconds);
   const parts: string[] = [];
@@ -64,7 +81,7 @@ export function formatDuration(seconds: number, coarse = false): string {
     if (rest < size) continue;
     parts.push(`${Math.floor(rest / size)}${unit}`);
     rest %= size;
-    if (coarse || parts.length === 2) break;
+    if (parts.length === 2) break;
   }
   return parts.join('') || '0s';
 }

@@ -26,10 +26,30 @@ export interface OutputChoice {
   headers: boolean;
 }
 
-/** Adds --json [fields], -o/--output and --no-headers to `cmd`. */
-export function addOutputOptions(cmd: Command): Command {
+/** The flags of `--json`, as every read command takes it. */
+export const JSON_FIELDS_FLAGS = '--json [fields]';
+
+/** Two fields of a command's answer, for its `--json` help: of its items (a list), or of the answer itself (an object). */
+export interface FieldsExample {
+  fields: readonly string[];
+  ofItems: boolean;
+}
+
+/**
+ * What `--json [fields]` says, with the command's own fields when it has any
+ * (`…; with FIELDS (task_id,board), only those fields of each item`); without
+ * an example, as the program's global option says it.
+ */
+export function jsonOptionText(example?: FieldsExample): string {
+  const named = example?.fields.length ? ` (${example.fields.join(',')})` : '';
+  const of = example === undefined ? ' (of each item, for a list)' : example.ofItems ? ' of each item' : '';
+  return `print the JSON body the HTTP API returns; with FIELDS${named}, only those fields${of}`;
+}
+
+/** Adds --json [fields], -o/--output and --no-headers to `cmd`; `example` names two fields of its answer. */
+export function addOutputOptions(cmd: Command, example?: FieldsExample): Command {
   cmd
-    .option('--json [fields]', 'print the JSON body the HTTP API returns; with FIELDS (ts,node), only those fields of each item')
+    .option(JSON_FIELDS_FLAGS, jsonOptionText(example))
     .addOption(new Option('-o, --output <format>', 'print as json, yaml, tsv, csv, table or wide (default: table on a terminal, else tsv)').choices(FORMATS))
     .option('--no-headers', 'leave out the header line of tables, TSV and CSV');
   keepArgumentsFromJson(cmd);

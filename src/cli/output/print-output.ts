@@ -4,6 +4,7 @@ import { formatDelimited } from './format-delimited.ts';
 import { isPlainObject } from './humanize.ts';
 import { chooseOutput, type OutputOptions } from './output-options.ts';
 import { listItems, selectFields } from './select-fields.ts';
+import { terminalWidth } from './terminal-width.ts';
 
 // Where an answer goes and in which form. stdout gets only the data: a
 // list's footer (`2 items · limit: 2`) follows a table on a terminal, and
@@ -48,13 +49,6 @@ export async function printOutput(io: CliIO, body: unknown, options: OutputOptio
   io.stdout(`${text}\n`);
   if (footer !== undefined && io.isTTY) io.stdout(`${footer}\n`);
   else footerToStderr(io, body);
-}
-
-/** The terminal's width: $COLUMNS when set (as ls), else the terminal's own, else 80. */
-export function terminalWidth(io: CliIO): number {
-  const fromEnv = Number.parseInt(io.env.COLUMNS ?? '', 10);
-  if (fromEnv > 0) return fromEnv;
-  return io.columns && io.columns > 0 ? io.columns : 80;
 }
 
 /** A list's footer on stderr when that is a terminal; its errors (`errors`, `error`, `*_error`) there always. */
