@@ -293,6 +293,11 @@ export function assertDataDir(dir: string, env: NodeJS.ProcessEnv = process.env)
   if (!isDir) throw new EstateError('usage', `data directory ${dir} is not a directory`);
 }
 
+/** This node's name: `node_name` in the config, else the host name (DESIGN.md 7a; `--node` overrides it where a command takes one). */
+export function nodeName(config: Pick<EstateConfig, 'node_name'>): string {
+  return config.node_name ?? os.hostname();
+}
+
 /**
  * Reads and validates the config: `--config FILE` if given (it must exist),
  * else `estate.config.json` in the data dir (optional), which is never read

@@ -1,4 +1,4 @@
-import type { EstateConfig } from '../config.ts';
+import { type EstateConfig, nodeName } from '../config.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { latestRecord } from './recent-records.ts';
 import { settle } from './section.ts';
@@ -60,7 +60,7 @@ export async function gardenFeed(
     const newest = items.slice(0, GARDEN_LIMIT);
     return { items: newest, count: newest.length, error: entries.error };
   };
-  const node = config.node_name ?? 'estate';
+  const node = nodeName(config);
   return {
     identity: {
       name: config.identity?.name ?? node,
