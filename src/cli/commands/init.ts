@@ -12,9 +12,10 @@ export function initCommand(io: CliIO): Command {
     .option('--data-dir <dir>', 'the data directory to create, as DIR')
     .addHelpText(
       'after',
-      '\nWith no DIR it makes the data dir every command uses when none is named,\n' +
-        '$XDG_DATA_HOME/estate (~/.local/share/estate). Another DIR is used by\n' +
-        'the commands given --data-dir DIR, or with ESTATE_DATA_DIR=DIR set.\n' +
+      '\nWith no DIR it makes the data dir commands use when none is named:\n' +
+        '$ESTATE_DATA_DIR if set, else $XDG_DATA_HOME/estate (~/.local/share/estate).\n' +
+        'Commands use another DIR when given --data-dir DIR, or with\n' +
+        'ESTATE_DATA_DIR=DIR exported.\n' +
         '\nExamples:\n  $ estate init\n  $ estate init ~/lab && estate keys create --user alice --data-dir ~/lab\n',
     )
     .action(async (dir: string | undefined, options: { dataDir?: string }) => {
