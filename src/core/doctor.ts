@@ -34,7 +34,8 @@ export interface DoctorOptions {
 
 /**
  * Checks what estate depends on, in order: the data dir, the config, the
- * store (PostgreSQL: connection, schema version, privileges), the forge
+ * store (PostgreSQL: connection, schema version, privileges), whether it
+ * holds an API key (a warning when none can open a route), the forge
  * (token and reachability), each provider and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
  * `fail` (or `warn`) check with a fix. When the data dir fails its check and
