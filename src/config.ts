@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type CheckedConfigCache, checkedConfigCache, checkedConfigCacheFile } from './checked-config-cache.ts';
 import { EstateError } from './errors.ts';
+import { shellWord } from './shell-word.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
 import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from './core/training-answer-bound.ts';
@@ -257,20 +258,44 @@ export function serveSettings(config: EstateConfig): ServeConfig {
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   if (flag) return path.resolve(flag);
   if (env.ESTATE_DATA_DIR) return path.resolve(env.ESTATE_DATA_DIR);
+  return defaultDataDir(env);
+}
+
+/** The data dir when neither `--data-dir` nor `ESTATE_DATA_DIR` names one: `$XDG_DATA_HOME/estate` (`~/.local/share/estate`). */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
   return path.join(xdg, 'estate');
 }
 
-/** Fails with a usage error (exit 2) unless `dir` is an existing, readable directory. */
-export function assertDataDir(dir: string): void {
+/**
+ * ` --data-dir DIR` when a command run with `env` needs it to reach `dir`,
+ * else '' (`dir` is where commands look without it): what the commands
+ * estate suggests add, so they reach the data dir they are about.
+ */
+export function dataDirOption(dir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolveDataDir(undefined, env) === dir ? '' : ` --data-dir ${shellWord(dir)}`;
+}
+
+/** How to create the missing data dir `dir`: `estate init` when commands look there without --data-dir (or name another), else `estate init DIR`. */
+export function initHint(dir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolveDataDir(undefined, env) === dir ? 'create it with: estate init, or name another with --data-dir DIR' : `create it with: estate init ${shellWord(dir)}`;
+}
+
+/** Fails with a usage error (exit 2) unless `dir` is an existing, readable directory; `env` says how to create it (initHint). */
+export function assertDataDir(dir: string, env: NodeJS.ProcessEnv = process.env): void {
   let isDir = false;
   try {
     isDir = statSync(dir).isDirectory();
   } catch (err) {
-    if (isNotFound(err)) throw new EstateError('usage', `data directory ${dir} does not exist (create one with: estate init ${dir})`);
+    if (isNotFound(err)) throw new EstateError('usage', `data directory ${dir} does not exist (${initHint(dir, env)})`);
     throw new EstateError('usage', `data directory ${dir} is not readable: ${(err as Error).message}`);
   }
   if (!isDir) throw new EstateError('usage', `data directory ${dir} is not a directory`);
+}
+
+/** This node's name: `node_name` in the config, else the host name (DESIGN.md 7a; `--node` overrides it where a command takes one). */
+export function nodeName(config: Pick<EstateConfig, 'node_name'>): string {
+  return config.node_name ?? os.hostname();
 }
 
 /**

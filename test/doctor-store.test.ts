@@ -42,6 +42,11 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
   assert.equal(migrated.code, 0, migrated.stdout);
   assert.deepEqual(storeChecks(migrated.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']]);
   assert.ok(!migrated.stdout.includes(pg.password), 'the password is never shown');
+  // No key in the database yet: a warning whose command names the same store, without its password.
+  const keys = (migrated.json.checks as Check[]).find((c) => c.name === 'API keys');
+  assert.deepEqual([keys?.status, keys?.fix?.replace(/:\d+\//, ':PORT/')], ['warn', `create one with: estate keys create --user NAME --store postgres://postgres@127.0.0.1:PORT/${pg.database}`]);
+  assert.equal((await runEstate(['keys', 'create', '--user', 'alice', '--store', pg.url, '--data-dir', dir])).code, 0);
+  assert.equal(((await doctor(pg.url)).json.checks as Check[]).find((c) => c.name === 'API keys')?.status, 'ok', 'the key is counted in the database');
   // On a host with no data dir (docs/store.md: "on any machine with estate"), the store is checked all the same.
   const elsewhere = await runEstate(['doctor', '--json', '--data-dir', `${dir}-none`, '--store', pg.url]);
   assert.equal(elsewhere.code, 1, 'the missing data dir still fails');

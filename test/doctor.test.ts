@@ -21,6 +21,7 @@ test('estate doctor: all well is exit 0, one line per check', async (t) => {
     providers: [{ name: 'llm', url: provider.url, timeout_ms: 5000 }],
     stats: { command: ['./stats.sh'] },
   });
+  assert.equal((await runEstate(['keys', 'create', '--user', 'alice', '--data-dir', dir])).code, 0);
   const r = await runEstate(['doctor', '--data-dir', dir], { env: { FORGEJO_TOKEN: 'tok' } });
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
@@ -28,12 +29,58 @@ test('estate doctor: all well is exit 0, one line per check', async (t) => {
     ['ok', 'data dir'],
     ['ok', 'config'],
     ['ok', 'store'],
+    ['ok', 'API keys'],
     ['ok', 'forge'],
     ['ok', 'provider llm'],
     ['ok', 'stats'],
   ]);
   assert.match(r.stdout, /config +.*estate\.config\.json: valid \(forge, 1 provider, stats\)/);
+  assert.match(r.stdout, /API keys +1 key neither revoked nor expired\n/);
   assert.equal(r.stderr, '');
+});
+
+test('estate doctor on a fresh data dir: no config file (defaults), and a warning that no API key exists, with the command that makes one', async (t) => {
+  const home = await tempDataDir(t);
+  const env = { HOME: home };
+  const dir = path.join(home, '.local', 'share', 'estate');
+  assert.equal((await runEstate(['init'], { env })).code, 0);
+  const check = (r: { json: { checks: { name: string; status: string; detail: string; fix: string | null }[] } }, name: string) => r.json.checks.find((c) => c.name === name);
+
+  const fresh = await runEstate(['doctor', '--json'], { env });
+  assert.equal(fresh.code, 0, 'a warning is not a failure');
+  assert.deepEqual(check(fresh, 'config'), { name: 'config', status: 'ok', detail: `no config file (defaults): ${dir}/estate.config.json is read when there is one`, fix: null });
+  // The default data dir: the command needs no --data-dir.
+  assert.deepEqual(check(fresh, 'API keys'), { name: 'API keys', status: 'warn', detail: 'no API key: every protected route answers 403', fix: 'create one with: estate keys create --user NAME' });
+  const text = await runEstate(['doctor'], { env });
+  assert.match(text.stdout, /^ok    config    no config file \(defaults\)/m);
+  assert.match(text.stdout, /^WARN  API keys  no API key: every protected route answers 403\n +fix: create one with: estate keys create --user NAME\n/m);
+
+  // Another data dir: the command names it.
+  const other = await tempDataDir(t);
+  const named = await runEstate(['doctor', '--json', '--data-dir', other], { env });
+  assert.equal(check(named, 'API keys')?.fix, `create one with: estate keys create --user NAME --data-dir ${other}`);
+
+  // ESTATE_API_KEY is a key a server started with it accepts.
+  const withEnvKey = await runEstate(['doctor', '--json'], { env: { ...env, ESTATE_API_KEY: 'a-key-from-the-environment' } });
+  assert.equal(check(withEnvKey, 'API keys')?.status, 'ok');
+
+  // A key made: ok. Revoked: no live key again.
+  const made = await runEstate(['keys', 'create', '--user', 'alice', '--json'], { env });
+  assert.equal(made.code, 0, made.stderr);
+  assert.equal(check(await runEstate(['doctor', '--json'], { env }), 'API keys')?.status, 'ok');
+  assert.equal((await runEstate(['keys', 'revoke', made.json.key_id], { env })).code, 0);
+  assert.equal(check(await runEstate(['doctor', '--json'], { env }), 'API keys')?.status, 'warn');
+
+  // A config file that is there is named and called valid.
+  await writeFile(path.join(dir, 'estate.config.json'), '{}');
+  assert.equal(check(await runEstate(['doctor', '--json'], { env }), 'config')?.detail, `${dir}/estate.config.json: valid (no external sources)`);
+
+  // A credential store that cannot be read fails, saying what to do.
+  await writeFile(path.join(dir, 'keys.json'), '{"version": 1, "ke');
+  const torn = await runEstate(['doctor', '--json'], { env });
+  assert.equal(torn.code, 1);
+  assert.equal(check(torn, 'API keys')?.status, 'fail');
+  assert.match(check(torn, 'API keys')?.fix ?? '', /^restore .*keys\.json from a backup/);
 });
 
 test('estate doctor names what is wrong, with a fix, and exits 1', async (t) => {
@@ -86,4 +133,16 @@ test('estate doctor on a missing data dir says how to create it; --json gives th
     ['data dir', 'fail'],
     ['config', 'skip'],
   ]);
+});
+
+test('estate doctor on a missing default data dir suggests estate init alone, not a second directory', async (t) => {
+  const home = await tempDataDir(t);
+  const r = await runEstate(['doctor', '--json'], { env: { HOME: home } });
+  assert.equal(r.code, 1);
+  assert.deepEqual(r.json.checks[0], {
+    name: 'data dir',
+    status: 'fail',
+    detail: `${path.join(home, '.local', 'share', 'estate')} does not exist`,
+    fix: 'create it with: estate init, or name another with --data-dir DIR',
+  });
 });

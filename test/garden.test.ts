@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { registerEntry } from '../src/core/publishing.ts';
@@ -77,7 +78,7 @@ test('/api/garden on an empty data dir, and estate garden on the demo', async (t
   const server = await startServer(t, empty);
   const r = await server.get('/api/garden');
   assert.equal(r.status, 200);
-  assert.deepEqual(r.json.identity, { name: 'estate', tagline: null, links: [], node: 'estate' });
+  assert.deepEqual(r.json.identity, { name: os.hostname(), tagline: null, links: [], node: os.hostname() }, 'without node_name, the host name');
   assert.deepEqual([r.json.writings.count, r.json.forms.count, r.json.pulse.status], [0, 0, 'unknown']);
 
   const cli = await runEstate(['garden', '--json', '--data-dir', DEMO_FIXTURE]);

@@ -278,7 +278,7 @@ test('estate store copy refuses what it cannot copy with exit 2 and one line: a 
   const dir = await tempDataDir(t);
   const cases: [string, string[], RegExp][] = [
     ['missing --to', ['--from', dir], /^estate: missing --to\n$/],
-    ['missing data dir', ['--from', dir, '--to', path.join(dir, 'nope')], /data directory .*nope does not exist \(create one with: estate init /],
+    ['missing data dir', ['--from', dir, '--to', path.join(dir, 'nope')], /data directory .*nope does not exist \(create it with: estate init /],
     ['the same store', ['--from', dir, '--to', `${dir}/.`], /--from and --to name the same store/],
     ['another kind of URL', ['--from', dir, '--to', 'mysql://root:hunter2@db/estate'], /--to: invalid store "mysql:\/\/root@db\/estate": use a data directory or a postgres:\/\/ URL/],
   ];

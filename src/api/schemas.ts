@@ -36,6 +36,11 @@ export function dateTime(description = 'ISO 8601 time, UTC.') {
   return z.string().meta({ format: 'date-time', description, examples: ['2026-11-21T13:05:00.000Z'] });
 }
 
+/** This node's name, as every answer that names it gives it. */
+export function nodeNameField() {
+  return z.string().meta({ description: 'This node\'s name: `node_name` in the config, else the host name.' });
+}
+
 /**
  * A time estate passes through from a record it did not write (a log line
  * another tool wrote, the forge's answer): an RFC 3339 date-time when its

@@ -11,7 +11,7 @@ import { resolveTarget } from './resolve-target.ts';
  */
 export function localContext(options: CommonOptions, io: CliIO): EstateContext {
   const dataDir = resolveDataDir(options.dataDir, io.env);
-  assertDataDir(dataDir);
+  assertDataDir(dataDir, io.env);
   return createContext(dataDir, loadConfig(dataDir, options.config, io.env), undefined, options.store);
 }
 

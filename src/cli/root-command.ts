@@ -29,10 +29,11 @@ Shell completion: source <(estate completion bash) (or zsh), or for fish
 estate completion fish | source.
 
 Examples:
-  $ estate init ~/estate && estate keys create --user alice
-  $ estate serve --data-dir ~/estate --port 8080
+  $ estate init
+  $ KEY=$(estate keys create --user alice)
+  $ estate serve --port 8080 &
   $ estate trends --limit 10 --json
-  $ estate events --url http://hub:8080 --api-key "$KEY"
+  $ estate events --url http://127.0.0.1:8080 --api-key "$KEY"
 `,
     );
   addGlobalOptions(program);

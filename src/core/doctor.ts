@@ -1,13 +1,15 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CONFIG_FILE, defaultConfig, loadConfig, resolveSecrets, resolveStoreSpec, type EstateConfig } from '../config.ts';
+import { CONFIG_FILE, defaultConfig, envSettings, initHint, loadConfig, resolveSecrets, resolveStoreSpec, type EstateConfig } from '../config.ts';
 import { EstateError } from '../errors.ts';
 import { forgeGet } from './forge/forge-request.ts';
 import { forgeSettings } from './forge/forge-settings.ts';
 import { checkProvider } from './providers.ts';
 import { statsProgram } from './stats.ts';
-import { isPostgresSpec } from './store/open-store.ts';
+import { dataPath } from './data-files.ts';
+import { keysCreateHint, liveKeyCount } from './first-key.ts';
+import { isPostgresSpec, openStore } from './store/open-store.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -32,7 +34,8 @@ export interface DoctorOptions {
 
 /**
  * Checks what estate depends on, in order: the data dir, the config, the
- * store (PostgreSQL: connection, schema version, privileges), the forge
+ * store (PostgreSQL: connection, schema version, privileges), whether it
+ * holds an API key (a warning when none can open a route), the forge
  * (token and reachability), each provider and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
  * `fail` (or `warn`) check with a fix. When the data dir fails its check and
@@ -40,7 +43,7 @@ export interface DoctorOptions {
  * `--store` or ESTATE_STORE is checked.
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
-  const checks: DoctorCheck[] = [await checkDataDir(options.dataDir)];
+  const checks: DoctorCheck[] = [await checkDataDir(options.dataDir, options.env)];
   const configFile = options.configFile ? path.resolve(options.configFile) : path.join(options.dataDir, CONFIG_FILE);
   // With no data dir there is no config to read in it: say nothing of it rather than call the defaults valid.
   if (!options.configFile && !(await isDirectory(options.dataDir))) {
@@ -53,12 +56,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   let config: EstateConfig;
   try {
     config = loadConfig(options.dataDir, options.configFile, options.env);
-    checks.push({ name: 'config', status: 'ok', detail: `${configFile}: ${describeConfig(config)}`, fix: null });
+    const detail = options.configFile || (await exists(configFile)) ? `${configFile}: ${describeConfig(config)}` : `no config file (defaults): ${configFile} is read when there is one`;
+    checks.push({ name: 'config', status: 'ok', detail, fix: null });
   } catch (err) {
     checks.push({ name: 'config', status: 'fail', detail: (err as Error).message, fix: `edit ${configFile}: each problem is named by its path in the file` });
     return checks;
   }
-  checks.push(...(await checkStore(resolveStoreSpec(options.store, config, options.env), options.env)));
+  const spec = resolveStoreSpec(options.store, config, options.env);
+  const store = await checkStore(spec, options.env);
+  checks.push(...store);
+  // A store that cannot be reached has no keys to count: its check says why.
+  if (!store.some((c) => c.status === 'fail')) checks.push(await checkKeys(spec, config, options));
   checks.push(...(await checkForge(config, options.env, configFile)));
   const providers = await Promise.all(config.providers.map((p) => checkProvider(p, () => new Date())));
   providers.forEach((p, i) => {
@@ -85,11 +93,39 @@ async function checkStore(spec: string | undefined, env: NodeJS.ProcessEnv): Pro
   return checkPostgresStore(spec, env);
 }
 
+/**
+ * Whether the store holds a key that can open a route: without one every
+ * protected route answers 403 (a warning, with the command that makes one),
+ * unless ESTATE_API_KEY is set for the server to accept.
+ */
+async function checkKeys(spec: string | undefined, config: EstateConfig, options: DoctorOptions): Promise<DoctorCheck> {
+  const name = 'API keys';
+  const store = openStore(spec, { dataDir: options.dataDir, config, env: options.env });
+  try {
+    const live = await liveKeyCount(store.credentials, new Date());
+    if (live > 0) return { name, status: 'ok', detail: `${live} key${live === 1 ? '' : 's'} neither revoked nor expired`, fix: null };
+    if (envSettings(options.env).apiKey) return { name, status: 'ok', detail: 'none in the store; $ESTATE_API_KEY is set (a server started with it accepts it, as user operator)', fix: null };
+    return { name, status: 'warn', detail: 'no API key: every protected route answers 403', fix: `create one with: ${keysCreateHint(options.dataDir, options.env, options.store)}` };
+  } catch (err) {
+    const fix =
+      store.kind === 'data-dir'
+        ? `restore ${dataPath(options.dataDir, 'keys')} from a backup, or move it aside and create new keys with: ${keysCreateHint(options.dataDir, options.env)}`
+        : 'check that the database holds estate\'s schema (estate migrate) and that this user may read it';
+    return { name, status: 'fail', detail: (err as Error).message, fix };
+  } finally {
+    await store.close();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return (await stat(file).catch(() => undefined)) !== undefined;
+}
+
 async function isDirectory(dir: string): Promise<boolean> {
   return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
 }
 
-async function checkDataDir(dir: string): Promise<DoctorCheck> {
+async function checkDataDir(dir: string, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const name = 'data dir';
   try {
     if (!(await stat(dir)).isDirectory()) return { name, status: 'fail', detail: `${dir} is not a directory`, fix: `point --data-dir (or $ESTATE_DATA_DIR) at a directory, or run: estate init DIR` };
@@ -97,7 +133,7 @@ async function checkDataDir(dir: string): Promise<DoctorCheck> {
     return { name, status: 'ok', detail: `${dir} (readable and writable)`, fix: null };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { name, status: 'fail', detail: `${dir} does not exist`, fix: `create it with: estate init ${dir}` };
+    if (code === 'ENOENT') return { name, status: 'fail', detail: `${dir} does not exist`, fix: initHint(dir, env) };
     return { name, status: 'fail', detail: `${dir} is not readable and writable (${code ?? (err as Error).message})`, fix: `give the user running estate read and write access to ${dir}` };
   }
 }

@@ -1,4 +1,4 @@
-import type { EstateConfig } from '../config.ts';
+import { type EstateConfig, nodeName } from '../config.ts';
 import type { FacetFilter } from './jsonl/indexed-file.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { latestRecord } from './recent-records.ts';
@@ -63,7 +63,7 @@ export async function gardenFeed(
     const items = (entries.value?.records ?? []).map(toPiece).filter((p): p is GardenPiece => p !== undefined);
     return { items, count: items.length, error: entries.error };
   };
-  const node = config.node_name ?? 'estate';
+  const node = nodeName(config);
   return {
     identity: {
       name: config.identity?.name ?? node,

@@ -1,3 +1,4 @@
+import { nodeName } from '../config.ts';
 import { buildDigest } from './builds.ts';
 import { dataPath } from './data-files.ts';
 import { estateEvents } from './events.ts';
@@ -89,7 +90,7 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
     }),
     optionalSection(config.stats !== undefined, 'the statistics command', { data: null }, async () => ({ data: (await siteStats(ctx)).data })),
   ]);
-  return { node: config.node_name ?? 'estate', generated_at: now.toISOString(), pulse, trends, disk, builds, events, work, publishing, ledger, forge, providers, stats };
+  return { node: nodeName(config), generated_at: now.toISOString(), pulse, trends, disk, builds, events, work, publishing, ledger, forge, providers, stats };
 }
 
 async function sectionOf<T extends object>(what: string, empty: NullFields<T>, load: () => Promise<T>): Promise<Section<T>> {

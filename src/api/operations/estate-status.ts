@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { nodeName } from '../../config.ts';
 import { estateStatus } from '../../core/estate-status.ts';
 import { defineOperation } from '../define-operation.ts';
-import { dateTime } from '../schemas.ts';
+import { dateTime, nodeNameField } from '../schemas.ts';
 import { nodeRuntimeSchema } from './agents.ts';
 
 export const estateStatusGet = defineOperation({
@@ -13,7 +14,7 @@ export const estateStatusGet = defineOperation({
   summary: 'System status and uptime for the estate node card',
   description: '`status` is `degraded` when the newest health pulse is degraded or unhealthy (or cannot be read).',
   output: z.object({
-    node: z.string(),
+    node: nodeNameField(),
     status: z.enum(['ok', 'degraded']),
     pulse: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
     version: z.string(),
@@ -24,6 +25,6 @@ export const estateStatusGet = defineOperation({
     errors: z.array(z.string()),
   }).meta({ id: 'EstateStatus', description: 'The node card: status, version, uptime, last activity and live runtime.' }),
   volatile: ['uptime_s', 'runtime'],
-  handler: ({ ctx }) => estateStatus({ dataDir: ctx.dataDir, completions: ctx.store.completions, nodeName: ctx.config.node_name ?? 'estate', startedAt: ctx.startedAt, now: ctx.now() }),
+  handler: ({ ctx }) => estateStatus({ dataDir: ctx.dataDir, completions: ctx.store.completions, nodeName: nodeName(ctx.config), startedAt: ctx.startedAt, now: ctx.now() }),
   cli: { command: 'status', examples: ['estate status', 'estate status --url http://hub:8080'] },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { gardenFeed } from '../../core/garden.ts';
 import { defineOperation } from '../define-operation.ts';
-import { dateTime, storedTime } from '../schemas.ts';
+import { dateTime, nodeNameField, storedTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -40,7 +40,7 @@ export const gardenGet = defineOperation({
       name: z.string(),
       tagline: text,
       links: z.array(z.object({ label: z.string(), url: z.string() })),
-      node: z.string(),
+      node: nodeNameField(),
     }),
     writings: pieces,
     forms: pieces,

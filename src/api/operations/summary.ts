@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { estateSummary } from '../../core/summary.ts';
 import { defineOperation } from '../define-operation.ts';
-import { anyRecord, dateTime, storedTime } from '../schemas.ts';
+import { anyRecord, dateTime, nodeNameField, storedTime } from '../schemas.ts';
 
 const text = z.string().nullable();
 
@@ -24,7 +24,7 @@ export const summaryGet = defineOperation({
     'Sources are read concurrently; a failing source (forge down, statistics script hanging, unreadable log) sets its own section\'s `error` ' +
     'and the answer is still 200 with every other section intact. Bounded by the slowest source\'s timeout.',
   output: z.object({
-    node: z.string(),
+    node: nodeNameField(),
     generated_at: dateTime('When this summary was gathered, UTC.'),
     pulse: section({ status: text, ts: storedTime('The pulse\'s `ts`, as stored').nullable() }, 'The newest health pulse.'),
     trends: section({ latest: anyRecord.nullable() }, 'The newest trend point.'),

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { nodeName } from '../../config.ts';
 import { dataDirReadiness } from '../../core/data-dir-readiness.ts';
 import { diskUsage } from '../../core/disk-usage.ts';
 import { EstateError } from '../../errors.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { VERSION } from '../../version.ts';
 import { defineOperation } from '../define-operation.ts';
-import { dateTime } from '../schemas.ts';
+import { dateTime, nodeNameField } from '../schemas.ts';
 
 export const apiRoot = defineOperation({
   id: 'system.root',
@@ -19,7 +20,7 @@ export const apiRoot = defineOperation({
   output: z.object({
     name: z.literal('estate'),
     version: z.string(),
-    node: z.string(),
+    node: nodeNameField(),
     docs: z.string(),
     redoc: z.string(),
     openapi: z.string(),
@@ -27,7 +28,7 @@ export const apiRoot = defineOperation({
   handler: ({ ctx }) => ({
     name: 'estate' as const,
     version: VERSION,
-    node: ctx.config.node_name ?? 'estate',
+    node: nodeName(ctx.config),
     docs: '/api/docs',
     redoc: '/api/redoc',
     openapi: '/api/openapi.json',
@@ -114,7 +115,7 @@ export const health = defineOperation({
   output: z.object({
     status: z.enum(['ok', 'degraded']),
     version: z.string(),
-    node: z.string(),
+    node: nodeNameField(),
     started_at: dateTime('When this server process started, UTC.'),
     uptime_s: z.number(),
     pulse: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']),
@@ -126,7 +127,7 @@ export const health = defineOperation({
     return {
       status: degraded ? ('degraded' as const) : ('ok' as const),
       version: VERSION,
-      node: ctx.config.node_name ?? 'estate',
+      node: nodeName(ctx.config),
       started_at: ctx.startedAt.toISOString(),
       uptime_s: Math.round((ctx.now().getTime() - ctx.startedAt.getTime()) / 1000),
       pulse,

@@ -25,10 +25,10 @@ interface DoctorOptions {
   store?: string;
 }
 
-/** `estate doctor`: checks the data dir, the config, the store, the forge and each provider, or with `--url` a running server; exit 1 when one fails. */
+/** `estate doctor`: checks the data dir, the config, the store and its keys, the forge and each provider, or with `--url` a running server; exit 1 when one fails. */
 export function doctorCommand(io: CliIO): Command {
   const cmd = new Command('doctor')
-    .description('Check the data dir, the config, the store, the forge and each provider (or, with --url, a running server), and say how to fix what is wrong')
+    .description('Check the data dir, the config, the store and its API keys, the forge and each provider (or, with --url, a running server), and say how to fix what is wrong')
     .option('--json', 'print the checks as JSON: {"ok": bool, "checks": [{name, status, detail, fix}]}')
     .option('--url <url>', 'check this estate server instead: reachable, ready, its version, the API key (default: $ESTATE_URL)')
     .option('--api-key <key>', 'credential to check with --url (default: $ESTATE_API_KEY)')

@@ -3,8 +3,9 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { createContext } from '../../api/context.ts';
+import { createContext, type EstateContext } from '../../api/context.ts';
 import { assertDataDir, envSettings, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
+import { keysCreateHint, liveKeyCount } from '../../core/first-key.ts';
 import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
 import { addDataDirOptions } from '../common-options.ts';
@@ -58,7 +59,7 @@ export function serveCommand(io: CliIO): Command {
         await copyDemoEstate(path.join(projectRoot(), 'fixtures', 'demo-estate'), dataDir, new Date());
       } else {
         dataDir = resolveDataDir(options.dataDir, io.env);
-        assertDataDir(dataDir);
+        assertDataDir(dataDir, io.env);
       }
       const config = loadConfig(dataDir, options.config, io.env);
       const host = options.host ?? config.serve?.host ?? '127.0.0.1';
@@ -71,7 +72,8 @@ export function serveCommand(io: CliIO): Command {
         if (stopped) return;
         // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
         const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
-        const app = createApp(ctx, { envApiKey: envSettings(io.env).apiKey, log: sink.log });
+        const envApiKey = envSettings(io.env).apiKey;
+        const app = createApp(ctx, { envApiKey, log: sink.log });
         let running;
         try {
           running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
@@ -79,7 +81,9 @@ export function serveCommand(io: CliIO): Command {
           await app.close();
           throw listenError(err, host, port);
         }
-        io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n`);
+        // In one write with the URL line, so whoever waits for that line has the hint too.
+        const hint = options.demo || envApiKey ? '' : await noKeyHint(ctx, io.env, options.store);
+        io.stdout(`estate ${options.demo ? 'demo ' : ''}serving ${dataDir} at ${running.url}\n${hint}`);
         // Index the logs in the background now, so the first dashboard aggregates need not wait for it (reads never do).
         void Promise.all([ctx.store.completions.refresh(), ctx.store.entries.refresh()]).catch(() => {});
         if (options.demo) {
@@ -101,6 +105,17 @@ export function serveCommand(io: CliIO): Command {
     }
   });
   return cmd;
+}
+
+/**
+ * A line saying how to make the first API key when the store has none (a
+ * fresh data dir): until then every protected route answers 403. Nothing
+ * when there is one, or when the store cannot be read (/readyz says so).
+ */
+async function noKeyHint(ctx: EstateContext, env: NodeJS.ProcessEnv, storeFlag: string | undefined): Promise<string> {
+  const live = await liveKeyCount(ctx.store.credentials, ctx.now()).catch(() => undefined);
+  if (live !== 0) return '';
+  return `no API key yet: protected routes answer 403 until one exists; create one with: ${keysCreateHint(ctx.dataDir, env, storeFlag)}\n`;
 }
 
 /** What the demo prints on stdout under its first line: the key, the pages, and a curl line to paste into a POSIX shell. */

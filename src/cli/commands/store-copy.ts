@@ -35,7 +35,7 @@ function openNamed(spec: string, option: string, env: NodeJS.ProcessEnv): NamedS
     throw new EstateError('usage', `${option}: invalid store "${describeStoreUrl(spec)}": use a data directory or a postgres:// URL`);
   }
   const dir = path.resolve(spec);
-  assertDataDir(dir);
+  assertDataDir(dir, env);
   return { store: openStore(undefined, { dataDir: dir, config: defaultConfig(), env }), name: dir, identity: realpathSync(dir) };
 }
 
