@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FieldType, RecordShape } from '../core/series-records.ts';
 
 // Schemas shared by many operations. Every list answer has one shape:
 // `{"items": [...], "count": N, ...meta}`, newest first.
@@ -6,6 +7,25 @@ import { z } from 'zod';
 /** A record of a log, returned as stored (only its documented fields are named). */
 export function storedRecord<S extends z.core.$ZodLooseShape>(shape: S, description: string) {
   return z.looseObject(shape).meta({ description });
+}
+
+/** The zod schema of each field type of a series record (src/core/series-records.ts, which the readers accept by). */
+const FIELD_SCHEMAS: Record<FieldType, () => z.ZodType> = {
+  string: () => z.string(),
+  number: () => z.number(),
+  object: () => z.record(z.string(), z.unknown()),
+};
+
+/**
+ * The typed fields of a series record as a zod shape, from the one
+ * definition its readers accept records by: a record a reader answers is
+ * one this shape accepts (test/series-records.test.ts checks they agree).
+ */
+export function seriesFields(shape: RecordShape): Record<string, z.ZodType> {
+  const fields: Record<string, z.ZodType> = {};
+  for (const [name, type] of Object.entries(shape.required)) fields[name] = FIELD_SCHEMAS[type]();
+  for (const [name, type] of Object.entries(shape.optional)) fields[name] = FIELD_SCHEMAS[type]().optional();
+  return fields;
 }
 
 export const anyRecord = z.looseObject({}).meta({ description: 'A JSON object, returned as stored.' });
@@ -16,7 +36,7 @@ export function page<T extends z.ZodType>(item: T, id?: string) {
     items: z.array(item),
     count: z.int().min(0),
     limit: z.int().min(1),
-    skipped_lines: z.int().min(0).meta({ description: 'Lines passed over while reading this page because they were not JSON objects.' }),
+    skipped_lines: z.int().min(0).meta({ description: 'Lines passed over while reading this page because they were not JSON objects, or not records of the log (a documented field of the wrong type).' }),
   });
   return id === undefined ? schema : schema.meta({ id });
 }

@@ -164,7 +164,7 @@ export function renderManPage(program: Command): string {
     '.SH ENVIRONMENT',
     ...tagged(ENVIRONMENT.map(([n, d]) => [`\\fB${esc(n)}\\fR`, d])),
     '.SH FILES',
-    prose('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one there; `estate init DIR` another, which commands use when --data-dir DIR or $ESTATE_DATA_DIR names it. A new data dir has no API key: `estate keys create` makes one. A missing log reads as an empty list; a line that is not a JSON object is skipped and counted. Inside it:'),
+    prose('The data directory is --data-dir DIR, else $ESTATE_DATA_DIR, else $XDG_DATA_HOME/estate (~/.local/share/estate). `estate init` creates a valid empty one there; `estate init DIR` another, which commands use when --data-dir DIR or $ESTATE_DATA_DIR names it. A new data dir has no API key: `estate keys create` makes one. A missing log reads as an empty list; a line that is not a JSON object, or not a record of its log (a field of the wrong type), is skipped and counted. Inside it:'),
     ...tagged(FILES.map(([n, d]) => [`\\fI${esc(n)}\\fR`, d])),
     '.PP',
     prose('Outside it, the user\'s contexts (estate context) and cache:'),

@@ -1,9 +1,13 @@
 import { dataPath } from './data-files.ts';
 import { readLinesBackward } from './jsonl/read-lines-backward.ts';
 import { parseRecord } from './jsonl/parse-record.ts';
+import { acceptOf } from './series-records.ts';
 
 export const BUILD_STATUSES = ['success', 'failure', 'cancelled'] as const;
 type BuildStatus = (typeof BUILD_STATUSES)[number];
+
+/** A build record: `ts`, `project` and `status` strings, and its optional fields of their types (series-records.ts). */
+const isBuild = acceptOf('builds');
 
 export interface StatusCounts {
   total: number;
@@ -33,7 +37,9 @@ export interface BuildDigest extends StatusCounts {
  * Totals and success rates of the builds that finished in the last `days`
  * days, overall and per project (most builds first). The log is read
  * backwards and reading stops at the first build older than the window, so
- * the cost follows the window, not the log's age.
+ * the cost follows the window, not the log's age. A line that is not a
+ * build (not a JSON object, a field missing or of the wrong type, a `ts`
+ * that is not a time) is skipped and counted in `skipped_lines`.
  */
 export async function buildDigest(dataDir: string, days: number, now: Date): Promise<BuildDigest> {
   const since = new Date(now.getTime() - days * 86_400_000);
@@ -43,23 +49,23 @@ export async function buildDigest(dataDir: string, days: number, now: Date): Pro
   for await (const line of readLinesBackward(dataPath(dataDir, 'builds'))) {
     if (line !== null && !line.trim()) continue;
     const build = line === null ? undefined : parseRecord(line);
-    const ts = typeof build?.ts === 'string' ? Date.parse(build.ts) : NaN;
+    const ts = build && isBuild(build) ? Date.parse(build.ts as string) : NaN;
     if (!build || Number.isNaN(ts)) {
       skipped++;
       continue;
     }
     if (ts < since.getTime()) break;
     if (ts > now.getTime()) continue;
-    const name = typeof build.project === 'string' ? build.project : '(unknown)';
-    const status = String(build.status);
+    const name = build.project as string;
+    const status = build.status as string;
     let project = projects.get(name);
     if (!project) {
-      project = { project: name, ...emptyCounts(), last_status: status, last_ts: String(build.ts), avg_duration_s: null, durations: [] };
+      project = { project: name, ...emptyCounts(), last_status: status, last_ts: build.ts as string, avg_duration_s: null, durations: [] };
       projects.set(name, project);
     }
     count(totals, status);
     count(project, status);
-    if (typeof build.duration_s === 'number' && Number.isFinite(build.duration_s)) project.durations.push(build.duration_s);
+    if (typeof build.duration_s === 'number') project.durations.push(build.duration_s);
   }
   const byProject = [...projects.values()]
     .map(({ durations, ...p }) => ({

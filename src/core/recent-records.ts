@@ -1,29 +1,32 @@
-import { dataPath, type DataFile } from './data-files.ts';
+import { dataPath } from './data-files.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { shareValue } from './jsonl/shared-records.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
+import { acceptOf, type SeriesLog } from './series-records.ts';
 
 export interface Page<T = JsonRecord> {
   /** Newest first. */
   items: T[];
   count: number;
   limit: number;
-  /** Lines passed over while reading this page because they were not JSON objects. */
+  /** Lines passed over while reading this page because they were not JSON objects or not records of the log. */
   skipped_lines: number;
 }
 
 /**
- * The newest `limit` records of one of the data dir's logs, optionally
- * filtered. Unfiltered, the records are shared (frozen; see shared-records.ts),
+ * The newest `limit` records of one of the data dir's series logs,
+ * optionally filtered. Lines that are not records of the log (see
+ * series-records.ts) are skipped and counted. Unfiltered, the records are shared (frozen; see shared-records.ts),
  * and so is the page when the log's end is as the last read found it.
  */
 export async function recentRecords(
   dataDir: string,
-  log: DataFile,
+  log: SeriesLog,
   limit: number,
   where?: (record: JsonRecord) => boolean,
 ): Promise<Page> {
-  const { records, skipped } = await tailRecords(dataPath(dataDir, log), limit, where ? { where } : { shared: true });
+  const accept = acceptOf(log);
+  const { records, skipped } = await tailRecords(dataPath(dataDir, log), limit, where ? { accept, where } : { accept, shared: true });
   if (!Object.isFrozen(records)) return { items: records, count: records.length, limit, skipped_lines: skipped };
   // The same frozen records as a read before (the log's end did not change): the same page, shared too.
   let page = pages.get(records);
@@ -40,7 +43,7 @@ const pages = new WeakMap<readonly JsonRecord[], Page>();
 /** The newest record of a log (optionally the newest that matches), or undefined when there is none. */
 export async function latestRecord(
   dataDir: string,
-  log: DataFile,
+  log: SeriesLog,
   where?: (record: JsonRecord) => boolean,
 ): Promise<JsonRecord | undefined> {
   const { items } = await recentRecords(dataDir, log, 1, where);

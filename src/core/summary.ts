@@ -1,14 +1,12 @@
 import { nodeName } from '../config.ts';
 import { buildDigest } from './builds.ts';
-import { dataPath } from './data-files.ts';
 import { estateEvents } from './events.ts';
 import type { SourceContext } from './external-sources.ts';
 import { forgeRepos } from './forge/forge-source.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { tailRecords } from './jsonl/tail-records.ts';
 import { providerReport } from './providers.ts';
 import { pulseStatus } from './pulse.ts';
-import { latestRecord } from './recent-records.ts';
+import { latestRecord, recentRecords } from './recent-records.ts';
 import { readRepoLedger } from './repo-ledger.ts';
 import { settle } from './section.ts';
 import { siteStats } from './stats.ts';
@@ -56,7 +54,7 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
       return { status, ts: text(latest?.ts) };
     }),
     sectionOf('trends.jsonl', { latest: null }, async () => ({ latest: (await latestRecord(dataDir, 'trends')) ?? null })),
-    sectionOf('disk.jsonl', { mounts: null }, async () => ({ mounts: latestPerMount((await tailRecords(dataPath(dataDir, 'disk'), DISK_WINDOW)).records) })),
+    sectionOf('disk.jsonl', { mounts: null }, async () => ({ mounts: latestPerMount((await recentRecords(dataDir, 'disk', DISK_WINDOW)).items) })),
     sectionOf('builds.jsonl', { days: null, total: null, success: null, failure: null, cancelled: null, success_rate: null }, async () => {
       const d = await buildDigest(dataDir, 7, now);
       return { days: d.days, total: d.total, success: d.success, failure: d.failure, cancelled: d.cancelled, success_rate: d.success_rate };

@@ -1,19 +1,14 @@
 import { z } from 'zod';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
 import { latestRecord, recentRecords } from '../../core/recent-records.ts';
+import { SERIES_RECORDS } from '../../core/series-records.ts';
 import { EstateError } from '../../errors.ts';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
+import { limitParam, page, seriesFields, storedRecord, storedTime } from '../schemas.ts';
 
 const snapshot = storedRecord(
-  {
-    ts: storedTime('When the snapshot was taken', 'any').optional(),
-    mount: z.string().optional(),
-    total_bytes: z.number().optional(),
-    used_bytes: z.number().optional(),
-    free_bytes: z.number().optional(),
-  },
+  { ts: storedTime('When the snapshot was taken', 'any').optional(), ...seriesFields(SERIES_RECORDS.disk) },
   'A disk snapshot, as stored.',
 ).meta({ id: 'DiskSnapshot' });
 
@@ -30,7 +25,7 @@ export const diskList = defineOperation({
   access: 'protected',
   tag: 'disk',
   summary: 'Disk snapshots from the disk snapshot log, newest first',
-  description: 'The newest `limit` snapshots, of every mount or only of `mount`; lines that are not JSON objects are counted in `skipped_lines`.',
+  description: 'The newest `limit` snapshots, of every mount or only of `mount`; lines that are not JSON objects, or not snapshots (a field of the wrong type), are skipped and counted in `skipped_lines`.',
   input: { query: z.object({ limit: limitParam(100, 1000, 'snapshots'), mount }) },
   output: page(snapshot, 'DiskSnapshotPage'),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'disk', input.query.limit, onMount(input.query.mount)),

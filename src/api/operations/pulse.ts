@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { pulseStatus } from '../../core/pulse.ts';
 import { recentRecords } from '../../core/recent-records.ts';
+import { SERIES_RECORDS } from '../../core/series-records.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
+import { limitParam, page, seriesFields, storedRecord, storedTime } from '../schemas.ts';
 
 const pulseEntry = storedRecord(
-  { ts: storedTime('When the pulse was taken', 'any').optional(), status: z.string().optional(), checks: z.record(z.string(), z.unknown()).optional() },
+  { ts: storedTime('When the pulse was taken', 'any').optional(), ...seriesFields(SERIES_RECORDS.pulse) },
   'A health pulse entry, as stored.',
 ).meta({ id: 'PulseEntry' });
 
@@ -17,7 +18,7 @@ export const pulseList = defineOperation({
   access: 'protected',
   tag: 'health',
   summary: 'Entries of the health pulse log, newest first',
-  description: 'The newest `limit` entries of the pulse log, each with its `status` and `checks` as stored.',
+  description: 'The newest `limit` entries of the pulse log, each with its `status` and `checks` as stored; lines that are not JSON objects, or not pulse entries (a `status` that is not a string, `checks` that is not an object), are skipped and counted in `skipped_lines`.',
   input: { query: z.object({ limit: limitParam(100, 1000, 'entries') }) },
   output: page(pulseEntry, 'PulseEntryPage'),
   handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'pulse', input.query.limit),
@@ -31,7 +32,7 @@ export const pulseStatusOp = defineOperation({
   access: 'protected',
   tag: 'health',
   summary: 'The overall health status as a JSON string',
-  description: 'The status of the newest pulse entry; `"unknown"` when there is none.',
+  description: 'The status of the newest pulse entry (lines that are not pulse entries are passed over); `"unknown"` when there is none or its status is not one of the three.',
   output: z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']).meta({ id: 'PulseStatus' }),
   handler: ({ ctx }) => pulseStatus(ctx.dataDir),
   cli: {

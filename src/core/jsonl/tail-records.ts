@@ -31,11 +31,12 @@ export interface TailOptions {
 /**
  * The last shared, unfiltered tail of a log, per log and limit, with the
  * bytes it was read from (from the newline before its oldest line, or the
- * start of the file, to the end): a read that finds the file the same size
- * and those bytes the same has the same answer. At most MAX_REMEMBERED, each
+ * start of the file, to the end): a read with the same `accept` that finds
+ * the file the same size and those bytes the same has the same answer. At most MAX_REMEMBERED, each
  * within the last chunk of its file.
  */
 interface Remembered {
+  accept: TailOptions['accept'];
   size: number;
   from: number;
   bytes: Buffer;
@@ -66,9 +67,9 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
     throw err;
   }
   const { where, until } = options;
-  const key = options.shared && !where && !until && !options.accept ? `${limit}:${path.resolve(file)}` : undefined;
+  const key = options.shared && !where && !until ? `${limit}:${path.resolve(file)}` : undefined;
   const known = key === undefined ? undefined : remembered.get(key);
-  if (known !== undefined && known.size === opened.size) {
+  if (known !== undefined && known.accept === options.accept && known.size === opened.size) {
     let same;
     try {
       same = await sameBytes(opened, known.from, known.bytes);
@@ -109,7 +110,7 @@ export async function tailRecords(file: string, limit: number, options: TailOpti
       if (bytes !== undefined) {
         const result: TailResult = Object.freeze({ records: Object.freeze(records) as JsonRecord[], skipped });
         remembered.delete(key);
-        remembered.set(key, { size: lines.size, from, bytes, result });
+        remembered.set(key, { accept: options.accept, size: lines.size, from, bytes, result });
         if (remembered.size > MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
         return result;
       }
