@@ -9,6 +9,7 @@ import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey } from './helpers/server.ts';
 import { skipWithout } from './helpers/required-tool.ts';
+import { PATIENCE_MS } from './helpers/wait-until.ts';
 import { NO_TERMINAL } from './helpers/terminal.ts';
 
 // `estate serve` as an operator meets it: the real binary, its output on a
@@ -55,7 +56,7 @@ function start(t: TestContext, args: string[], options: { terminal: boolean; env
     output: text,
     stderr: () => stderr,
     waitFor: async (what) => {
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + PATIENCE_MS;
       for (;;) {
         const m = what.exec(text());
         if (m) return m[0];
@@ -144,13 +145,23 @@ test('a second ^C while serve --demo drains ends it at once, still removing the 
   const s = start(t, ['serve', '--demo', '--port', '0'], { terminal: false, env: { TMPDIR: tmp } });
   await s.waitFor(/try: curl/);
   const url = new URL(/at (http:\/\/127\.0\.0\.1:\d+)$/m.exec(s.output())?.[1] ?? '');
-  // A request whose headers never end keeps the drain waiting.
+  const key = /^demo key \(user "demo"\): (\S+)$/m.exec(s.output())?.[1] ?? '';
+  // A write whose body never comes keeps the drain waiting. The server's
+  // `100 Continue` says it holds the request (not a fixed wait: under load
+  // the server may take seconds to accept the connection).
   const socket = net.connect(Number(url.port), '127.0.0.1');
   t.after(() => socket.destroy());
   socket.on('error', () => {});
   await new Promise<void>((resolve) => socket.on('connect', resolve));
-  socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-  await new Promise((r) => setTimeout(r, 200));
+  const continued = new Promise<void>((resolve) => {
+    let seen = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      seen += chunk;
+      if (seen.startsWith('HTTP/1.1 100 Continue')) resolve();
+    });
+  });
+  socket.write(`POST /work/complete HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n`);
+  await continued;
   s.interrupt();
   await s.waitFor(/SIGINT received, draining requests/);
   s.interrupt();

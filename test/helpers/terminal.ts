@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { BIN, CACHE_HOME } from './cli.ts';
+import { PATIENCE_MS } from './wait-until.ts';
 
 /** Whether `script` (util-linux) is here to give a child process a pseudo-terminal. */
 export const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -22,7 +23,7 @@ export function runEstateInTerminal(args: readonly string[], options: { env?: Re
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? PATIENCE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
