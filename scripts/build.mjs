@@ -1,7 +1,8 @@
 // Bundles the CLI and its dependencies into one minified CommonJS file,
 // dist/estate.cjs, with esbuild. bin/estate compiles it with a V8 code cache
-// (dist/estate.cjs.cache, warmed here; one per set of node flags), so a
-// start pays neither module resolution nor parsing; modules a command imports lazily (the server, jose, the
+// (in the user's cache folder, warmed here; one per bundle path and set of
+// node flags, naming the build id this build puts on the bundle's first
+// line), so a start pays neither module resolution nor parsing; modules a command imports lazily (the server, jose, the
 // table renderer) run only when that command does. The operation commands
 // come from a manifest worked out here (src/cli/operation-manifest.ts), so a
 // command line builds only the schemas of the operation it runs. Builds into
@@ -222,6 +223,8 @@ try {
   mkdirSync(next, { recursive: true });
   const manifest = await operationManifestModule(next);
   const defaults = await configDefaults(next);
+  // Keys what the CLI caches of itself: another build, another meaning (bin/estate, src/checked-config-cache.ts).
+  const buildId = randomUUID();
   const result = await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')],
     outfile: path.join(next, 'estate.cjs'),
@@ -236,8 +239,9 @@ try {
     legalComments: 'none',
     metafile: true,
     ...moduleUrl,
-    // The build id keys what the CLI caches of its own checks (src/checked-config-cache.ts): another build, another meaning.
-    define: { ...moduleUrl.define, __ESTATE_CONFIG_DEFAULTS__: JSON.stringify(defaults), __ESTATE_BUILD_ID__: JSON.stringify(randomUUID()) },
+    // The first line names the build for bin/estate's code cache; the bundle knows it as __ESTATE_BUILD_ID__.
+    banner: { js: `// estate build ${buildId}\n${moduleUrl.banner.js}` },
+    define: { ...moduleUrl.define, __ESTATE_CONFIG_DEFAULTS__: JSON.stringify(defaults), __ESTATE_BUILD_ID__: JSON.stringify(buildId) },
     plugins: [zodEnglishOnly, operationManifest(manifest), sourceRewrites, lazyChildProcess],
     logLevel: 'warning',
   });

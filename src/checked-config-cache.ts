@@ -81,7 +81,7 @@ function readEntries(file: string): Entry[] {
 function writeEntries(file: string, entries: Entry[]): void {
   const temp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    makeFolder(path.dirname(file));
     writeFileSync(temp, JSON.stringify(entries), { mode: 0o600, flag: 'wx' });
     renameSync(temp, file);
   } catch {
@@ -90,3 +90,26 @@ function writeEntries(file: string, entries: Entry[]): void {
     } catch {}
   }
 }
+
+/**
+ * mkdir -p, 0700 (bin/estate does the same for its code cache). Not node's
+ * `recursive`, which on Node 20 loops for ever where mkdir answers ENOENT
+ * under a folder that exists (XDG_CACHE_HOME=/proc/x).
+ */
+function makeFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    return;
+  } catch (err) {
+    if (isAlreadyThere(err)) return;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || path.dirname(dir) === dir) throw err;
+  }
+  makeFolder(path.dirname(dir));
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if (!isAlreadyThere(err)) throw err;
+  }
+}
+
+const isAlreadyThere = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'EEXIST';

@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from './helpers/data-dir.ts';
 import { skipWithout } from './helpers/required-tool.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 const HAS_MAN = spawnSync('man', ['--version'], { stdio: 'ignore' }).status === 0;
 
-// The npm package as a user gets it: `npm pack`, then a global install of the
+// The npm package as a user gets it: `npm pack` (its prepack build and
+// manifest, in a copy of the checkout, so that the build does not swap dist/
+// under the test files running beside this one), then a global install of the
 // tarball into an empty prefix with no network, then the installed `estate`
 // and its man page; and a production install (`npm ci --omit=dev`) of a checkout.
-// The pack uses the dist/ `npm test` has just built (--ignore-scripts: the
-// `prepack` build would swap dist/ under the test files running beside this one).
 
 interface Run {
   code: number | null;
@@ -51,6 +53,25 @@ function run(cmd: string, args: readonly string[], options: { cwd?: string; env:
   });
 }
 
+/** Every file and folder under `dir`, with sizes and modes: what a run may not change in an installed package. */
+async function listing(dir: string): Promise<string[]> {
+  const names = (await readdir(dir, { recursive: true })).sort();
+  return Promise.all(names.map(async (n) => {
+    const s = await lstat(path.join(dir, n));
+    return `${n} ${s.size} ${s.mode.toString(8)} ${s.mtimeMs}`;
+  }));
+}
+
+/** A copy of the checkout's sources and build inputs, with the project's node_modules: where `npm pack` may build. */
+async function checkoutCopy(into: string): Promise<string> {
+  await mkdir(path.join(into, 'fixtures'), { recursive: true });
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'LICENSE', 'scripts', 'src', 'bin', 'man', 'fixtures/demo-estate']) {
+    await cp(path.join(ROOT, f), path.join(into, f), { recursive: true });
+  }
+  await symlink(path.join(ROOT, 'node_modules'), path.join(into, 'node_modules'));
+  return into;
+}
+
 /** The total size of the files under `dir` (symlinks not followed). */
 async function treeSize(dir: string): Promise<number> {
   let size = 0;
@@ -83,13 +104,27 @@ test('the npm package installs offline into an empty prefix and runs: CLI, init,
   const prefix = path.join(tmp, 'prefix');
   await mkdir(home);
   await mkdir(prefix);
-  const env = childEnv(home);
+  const cacheHome = path.join(tmp, 'cache');
+  const env = { ...childEnv(home), XDG_CACHE_HOME: cacheHome };
+  const checkout = await checkoutCopy(path.join(tmp, 'checkout'));
+  const manifestText = await readFile(path.join(checkout, 'package.json'), 'utf8');
 
-  const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: ROOT, env });
+  const pack = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: checkout, env, timeoutMs: 180_000 });
   assert.equal(pack.code, 0, pack.stderr);
-  const [packed] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+  // npm prints the prepack build's output before its JSON.
+  const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m))) as { filename: string; files: { path: string }[] }[];
   assert.ok(packed);
   const shipped = packed.files.map((f) => f.path).sort();
+
+  await t.test('npm pack leaves the checkout\'s package.json as it was, also when the pack fails after prepack', async () => {
+    assert.equal(await readFile(path.join(checkout, 'package.json'), 'utf8'), manifestText);
+    assert.equal(existsSync(path.join(checkout, '.package.json.packing')), false);
+    // The tarball cannot be written there: npm stops after prepack and runs no postpack.
+    const failed = await run('npm', ['pack', '--pack-destination', path.join(tmp, 'no-such-folder')], { cwd: checkout, env, timeoutMs: 180_000 });
+    assert.notEqual(failed.code, 0);
+    await waitUntil('package.json is back', async () => (await readFile(path.join(checkout, 'package.json'), 'utf8')) === manifestText, 20_000);
+    assert.equal(existsSync(path.join(checkout, '.package.json.packing')), false);
+  });
 
   await t.test('the tarball ships what runs and nothing else', () => {
     for (const must of ['LICENSE', 'README.md', 'package.json', 'bin/estate', 'dist/estate.cjs', 'dist/THIRD-PARTY-LICENSES.txt', 'man/estate.1', 'fixtures/demo-estate/estate.config.json']) {
@@ -106,6 +141,24 @@ test('the npm package installs offline into an empty prefix and runs: CLI, init,
   assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
   const pkgDir = path.join(prefix, 'lib', 'node_modules', 'estate');
   const estate = path.join(prefix, 'bin', 'estate');
+  const installed = await listing(pkgDir);
+
+  await t.test('the packed package.json has no script naming a file the package does not ship, and npm installs it without a warning', async () => {
+    const manifest = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare', 'prepack', 'postpack']) assert.equal(manifest.scripts?.[hook], undefined, hook);
+    for (const [name, script] of Object.entries(manifest.scripts ?? {})) {
+      // A word naming a file or folder of the checkout must name one the package ships.
+      for (const word of script.split(/\s+/).map((w) => w.replace(/^\.\//, ''))) {
+        if (!word || !existsSync(path.join(checkout, word))) continue;
+        assert.ok(shipped.some((f) => f === word || f.startsWith(`${word}/`)), `script ${name} names ${word}, which is not shipped`);
+      }
+    }
+    // Nothing is lost for a checkout: every other field is the checkout's.
+    const { scripts: _packed, ...rest } = manifest;
+    const { scripts: _checkout, ...checkoutRest } = JSON.parse(manifestText) as Record<string, unknown>;
+    assert.deepEqual(rest, checkoutRest);
+    assert.doesNotMatch(install.stderr, /npm warn/i, install.stderr);
+  });
 
   await t.test('no dependency packages and under 10 MB installed', async () => {
     const manifest = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8'));
@@ -176,6 +229,26 @@ test('the npm package installs offline into an empty prefix and runs: CLI, init,
     }
     child.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
+  });
+
+  await t.test('the installed CLI wrote nothing into its install folder; its code cache is under XDG_CACHE_HOME', async () => {
+    const trends = await run(estate, ['trends', '--limit', '2', '--json', '--data-dir', path.join(pkgDir, 'fixtures', 'demo-estate')], { env });
+    assert.equal(trends.code, 0, trends.stderr);
+    assert.deepEqual(await listing(pkgDir), installed);
+    // The header of a code cache names the bundle it is of (bin/estate); the checkout's prepack build wrote one too.
+    const bundle = path.join(await realpath(pkgDir), 'dist', 'estate.cjs');
+    const caches = (await readdir(path.join(cacheHome, 'estate'))).filter((n) => /^code-[0-9a-f]{8}\.cache$/.test(n));
+    const headers = await Promise.all(caches.map(async (n) => (await readFile(path.join(cacheHome, 'estate', n))).subarray(0, 300).toString('latin1')));
+    assert.equal(headers.filter((h) => h.includes(`\0${bundle}\0`)).length, 1, `one code cache of ${bundle}: ${caches.join(', ')}`);
+  });
+
+  await t.test('README says the installed size du says', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const said = Number(/\(([\d.]+) MB installed\)/.exec(readme)?.[1]);
+    // du -sh: the files' blocks, in MiB, one decimal rounded up.
+    const du = spawnSync('du', ['-sk', pkgDir], { encoding: 'utf8' });
+    const kib = du.status === 0 ? Number(du.stdout.split(/\s/)[0]) : Math.ceil((await treeSize(pkgDir)) / 1024);
+    assert.equal(said, Math.ceil((kib / 1024) * 10) / 10, `README says ${said} MB; du says ${kib} KiB`);
   });
 
   await t.test('without its bundle, not even --version reports a working estate', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BIN, cliEnv, runEstate, startEstate } from './helpers/cli.ts';
@@ -60,6 +60,53 @@ test('events --watch, piped: each new rendering follows the last after a blank l
   assert.ok(first?.includes('node-one') && !first.includes('node-two'), first);
   assert.ok(second?.includes('node-two') && !second.includes('node-one'), second);
   assert.ok(!stopped.stdout.includes('\x1b'), 'no escape sequences when piped');
+});
+
+test('trends --watch sees an editor\'s save of trends.jsonl (a new file written, then renamed over the log) at once', async (t) => {
+  const dir = await tempDataDir(t);
+  const log = path.join(dir, 'trends.jsonl');
+  await addTrend(dir, { ts: '2026-01-01T00:00:00Z', cpu_pct: 11 });
+  // A long interval: each new document can only come from the file watcher.
+  const watch = startEstate(t, ['trends', '--watch', '--json', '--interval', '600', '--data-dir', dir]);
+  await watch.waitForStdout('the first document', (out) => out.endsWith('\n'));
+  const save = async (text: string) => {
+    await writeFile(`${log}.swp`, text);
+    await rename(`${log}.swp`, log);
+  };
+  // The editor's save fixes a value and adds a line; the log is another file (inode) now.
+  await save(`${JSON.stringify({ ts: '2026-01-01T00:00:00Z', cpu_pct: 12 })}\n${JSON.stringify({ ts: '2026-01-01T00:01:00Z', cpu_pct: 22 })}\n`);
+  await watch.waitForStdout('the saved document', (out) => out.split('\n').length === 3);
+  // Appends to the new file are seen as well: the watcher did not stay on the old one.
+  await addTrend(dir, { ts: '2026-01-01T00:02:00Z', cpu_pct: 33 });
+  await watch.waitForStdout('the appended document', (out) => out.split('\n').length === 4);
+  const stopped = await watch.stop('SIGINT');
+  assert.equal(stopped.code, 0, stopped.stderr);
+  const docs = stopped.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.deepEqual(
+    docs.map((d) => d.items.map((i: { cpu_pct: number }) => i.cpu_pct)),
+    [[11], [22, 12], [33, 22, 12]],
+  );
+});
+
+test('events --watch sees state/ made after it started, and made again after it was removed', async (t) => {
+  const dir = await tempDataDir(t);
+  const state = path.join(dir, 'state');
+  await rm(state, { recursive: true, force: true });
+  const beat = async (name: string) => {
+    await mkdir(state, { recursive: true });
+    await writeFile(path.join(state, 'heartbeat.json'), JSON.stringify({ nodes: [{ name, last_seen: new Date().toISOString(), status: 'ok' }] }));
+  };
+  // A long interval: each new rendering can only come from the file watcher.
+  const watch = startEstate(t, ['events', '--watch', '--json', '--interval', '600', '--data-dir', dir]);
+  await watch.waitForStdout('the first document', (out) => out.endsWith('\n'));
+  await beat('node-one');
+  await watch.waitForStdout('node-one, in a folder made after the watch began', (out) => out.includes('node-one'));
+  await rm(state, { recursive: true });
+  await watch.waitForStdout('the document without state/', (out) => out.split('\n').length === 4);
+  await beat('node-two');
+  await watch.waitForStdout('node-two, in the folder made again', (out) => out.includes('node-two'));
+  const stopped = await watch.stop('SIGINT');
+  assert.equal(stopped.code, 0, stopped.stderr);
 });
 
 test('trends --watch --url: polls with If-None-Match (304 while unchanged), a new document only when the answer changes', async (t) => {

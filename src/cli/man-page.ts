@@ -58,7 +58,7 @@ const ENVIRONMENT: [string, string][] = [
   ['ESTATE_API_KEY', 'The credential for remote calls, as with --api-key; `estate serve` also accepts it as an API key of user "operator".'],
   ['ESTATE_CONTEXT', 'Call the server of this context of the contexts file, as with --context. Flags beat the environment, which beats the contexts file; ESTATE_URL with ESTATE_CONTEXT or ESTATE_DATA_DIR is a usage error.'],
   ['XDG_CONFIG_HOME', 'The contexts file is $XDG_CONFIG_HOME/estate/contexts.json (default ~/.config/estate/contexts.json).'],
-  ['XDG_CACHE_HOME', 'What estate made of recent config files is kept in $XDG_CACHE_HOME/estate/checked-config.json (default ~/.cache/estate/checked-config.json).'],
+  ['XDG_CACHE_HOME', 'What estate made of recent config files is kept in $XDG_CACHE_HOME/estate/checked-config.json (default ~/.cache/estate/checked-config.json), and the compiled CLI (V8 code caches) in $XDG_CACHE_HOME/estate/code-*.cache; estate never writes into its own install folder. Safe to delete.'],
   ['ESTATE_MAX_ANSWER_BYTES', 'The most bytes read of a remote server\'s answer, or of one event of its stream (default 67108864); past it the command fails with exit 1. Redirects are never followed in remote calls.'],
   ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
   ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],

@@ -1,4 +1,4 @@
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, statSync, watch } from 'node:fs';
 import path from 'node:path';
 
 // The one file watcher of estate (node:fs watch on a folder; inotify on Linux).
@@ -16,9 +16,10 @@ export interface WatchOptions {
 
 /**
  * Calls `onChange` whenever `file` is created, written, replaced or removed,
- * by any process. It watches the file's folder; while that folder does not
- * exist (or after its watcher fails, e.g. the folder was removed) it watches
- * the folder's parent until the folder appears again, so a folder (and log)
+ * by any process. It watches the file's folder, so an editor's save (a new
+ * file renamed over the old) is seen like a write; while that folder does not
+ * exist (or after it was removed, or its watcher failed) it watches the
+ * folder's parent until the folder appears again, so a folder (and log)
  * created later is seen too. Nothing else is looked at. Watcher failures go
  * to `onError` and never throw; a file whose folder and parent are both
  * missing is left to the caller's periodic check.
@@ -50,12 +51,25 @@ export function watchFile(file: string, onChange: () => void, onError: (err: unk
   };
 
   const watchFolder = (): boolean => {
+    const inode = folderInode();
+    if (inode === undefined) return false;
     const w = open(folder, (changed) => {
+      // A watched folder that is removed (or renamed) reports its own name, and no error.
+      if ((changed === null || changed === folderName) && folderInode() !== inode) return folderGone(w);
       if (changed === null || changed === name) onChange();
     });
     if (!w) return false;
     watcher = w;
     return true;
+  };
+
+  /** The folder was removed or replaced: the file went with it; wait for the folder from its parent. */
+  const folderGone = (w: FSWatcher | undefined): void => {
+    w?.close();
+    if (closed || watcher !== w) return;
+    watcher = undefined;
+    onChange();
+    watchParent();
   };
 
   const watchParent = (): void => {
@@ -73,6 +87,14 @@ export function watchFile(file: string, onChange: () => void, onError: (err: unk
     if (w && watchFolder()) {
       w.close();
       onChange();
+    }
+  };
+
+  const folderInode = (): number | undefined => {
+    try {
+      return statSync(folder).ino;
+    } catch {
+      return undefined;
     }
   };
 
