@@ -35,11 +35,15 @@ async function bigLog(t: TestContext, config: object, count = 400): Promise<stri
   return dir;
 }
 
-/** A connection that asks for `target`, `times` over (pipelined), and never reads a byte of the answers. */
-function nonReader(t: TestContext, url: string, target: string, times: number): Promise<net.Socket> {
+/**
+ * A connection that asks for `target`, `times` over (pipelined), and never
+ * reads a byte of the answers; from `localAddress` (127.0.0.1 by default:
+ * another loopback address is another client, with its own share of unsent bytes).
+ */
+function nonReader(t: TestContext, url: string, target: string, times: number, localAddress = '127.0.0.1'): Promise<net.Socket> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
+    const socket = net.connect({ port: Number(port), host: '127.0.0.1', localAddress });
     t.after(() => socket.destroy());
     socket.pause();
     socket.on('error', () => {});
@@ -85,10 +89,12 @@ test('answers that are never read are cut after send_ms, freeing every connectio
   const dir = await bigLog(t, { timeouts: { send_ms: 300 }, max_connections: 4 });
   const lines: Record<string, unknown>[] = [];
   const server = await startServer(t, dir, { log: (line) => lines.push(line) });
-  for (let i = 0; i < 4; i++) await nonReader(t, server.url, '/work/feed?limit=1000', TIMES);
-  // Each connection has one answer begun and stuck: its access line says it was cut short.
-  const cut = () => lines.filter((l) => l.event === 'request' && l.status === 200 && l.aborted === true).length;
-  await waitUntil('the server has cut the answer of every connection that does not read', () => cut() >= 4, 20_000);
+  // Four clients: one client's unread answers would stop at its share (max_unsent_bytes_per_client), with 429s.
+  for (let i = 0; i < 4; i++) await nonReader(t, server.url, '/work/feed?limit=1000', TIMES, `127.0.0.${i + 2}`);
+  // Each connection is cut with an answer stuck: the request in progress then (the stuck answer's, or
+  // one after it that waited for a slot behind its client's earlier ones) has an access line cut short.
+  const cut = () => new Set(lines.filter((l) => l.event === 'request' && l.aborted === true).map((l) => l.client)).size;
+  await waitUntil('the server has cut the connection of every client that does not read', () => cut() >= 4, 20_000);
   assert.equal(await healthy(server.url), true, 'a new client gets a connection slot and an answer');
   const feed = await server.get('/work/feed?limit=1000');
   assert.equal(feed.status, 200);
