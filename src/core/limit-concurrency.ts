@@ -75,7 +75,9 @@ export class ConcurrencyLimit {
     } finally {
       this.#running--;
       share.running--;
-      this.#forget(client, share);
+      // The client whose call ended has had its turn: it goes to the end, or away when it has nothing left.
+      if (this.#shares.get(client) === share) this.#shares.delete(client);
+      if (share.running > 0 || share.queue.length > 0) this.#shares.set(client, share);
       this.#dispatch();
     }
   }
