@@ -125,8 +125,9 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
         repeated: op.input.query ? repeatedNames(query) : [],
         body: op.input.body ? await readJsonBody(req) : undefined,
       };
+      const expensive = op.expensive === true || (op.expensive !== false && op.expensive(raw.query ?? {}));
       const result =
-        op.expensive && options.expensive ? await options.expensive.run(() => runOperation(op, ctx, raw, principal), client) : await runOperation(op, ctx, raw, principal);
+        expensive && options.expensive ? await options.expensive.run(() => runOperation(op, ctx, raw, principal), client) : await runOperation(op, ctx, raw, principal);
       const sendId = preset ? undefined : id;
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body), undefined, sendId);
       else {

@@ -72,6 +72,9 @@ export const workComplete = defineOperation({
   },
 });
 
+/** Feed pages up to this long are cheap: the newest records of an unchanged log are kept (RecordLog's MAX_KEPT_PAGE). */
+const KEPT_PAGE = 100;
+
 /** The most bytes of completions one feed answer carries: a page of long records stops short of `limit` rather than grow without bound. */
 export const FEED_MAX_BYTES = 1024 * 1024;
 
@@ -81,8 +84,9 @@ export const workFeedOp = defineOperation({
   path: '/work/feed',
   access: 'public',
   tag: 'work',
-  // A page of 1000 long records is megabytes to read and build: public, so few at once.
-  expensive: true,
+  // A page of 1000 long records is megabytes to read and build: public, so few at once, few of one client's.
+  // A page of up to KEPT_PAGE comes from the records the log keeps (src/core/record-log.ts) and runs at once.
+  expensive: (query) => !(Number(query.limit ?? 20) <= KEPT_PAGE),
   summary: 'Recent kanban task completions, newest first',
   description: [
     'The newest `limit` completions. One answer carries at most 1 MiB of completions:',
