@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
-import path from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { tempDataDir } from './helpers/data-dir.ts';
+import { test } from 'node:test';
+import { bigFeedDir as bigLog, nonReader } from './helpers/big-feed.ts';
 import { startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
@@ -13,31 +10,12 @@ import { waitUntil } from './helpers/wait-until.ts';
 // (the work feed among them) share their slots between clients in turn with
 // a bounded line per client, and one client's unread answers hold at most
 // its share of the unsent bytes. Two clients here are two loopback
-// addresses (127.0.0.2 and 127.0.0.3), each with buckets and shares of its own.
+// addresses (127.0.0.2 and 127.0.0.3), each with buckets and shares of its own;
+// the completions are about 4.6 KB each, so a feed of 1000 is 1 MiB (truncated).
 
 const BIG = '/work/feed?limit=1000';
-const SMALL = '/work/feed?limit=20';
-
-/** A data dir of 400 completions of about 2.6 KB (`/work/feed?limit=1000` answers 1 MiB), with `serve` settings. */
-async function bigLog(t: TestContext, serve: object): Promise<string> {
-  const dir = await tempDataDir(t);
-  const lines = Array.from({ length: 400 }, (_, i) =>
-    JSON.stringify({
-      id: `wc_${i.toString(16).padStart(16, '0')}`,
-      task_id: `T-${i}`,
-      board: 'ops',
-      assignee: 'agent',
-      title: 'T'.repeat(300),
-      output_url: `https://example.org/${'u'.repeat(300)}`,
-      summary: 's'.repeat(2000),
-      completed_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-    }),
-  );
-  await mkdir(path.join(dir, 'work'), { recursive: true });
-  await writeFile(path.join(dir, 'work', 'completions.jsonl'), `${lines.join('\n')}\n`);
-  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ serve }));
-  return dir;
-}
+// 5 of those: about 23 KB, one token, and under the 64 KiB that always go out.
+const SMALL = '/work/feed?limit=5';
 
 interface Answer {
   status: number;
@@ -128,22 +106,6 @@ test('a burst of big reads waits in its own line: past its share it is 429, and 
   const bigAfter = events.slice(smallAt + 1).filter((e) => e === 'big 200').length;
   assert.ok(bigAfter > 0, `the small read was answered before the big reader's line was done (${bigAfter} big reads answered after it)`);
 });
-
-/** A connection from `from` that asks for `target` `times` over (pipelined) and never reads the answers. */
-function nonReader(t: TestContext, url: string, target: string, times: number, from: string): Promise<net.Socket> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port: Number(port), host: '127.0.0.1', localAddress: from });
-    t.after(() => socket.destroy());
-    socket.pause();
-    socket.on('error', () => {});
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(times));
-      resolve(socket);
-    });
-  });
-}
 
 test("one client's unread answers take its share of the unsent bytes, not the whole: it gets 429, another client's big read 200", async (t) => {
   const dir = await bigLog(t, {
