@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { shareValue } from '../../core/jsonl/shared-records.ts';
 import { recordCompletion, workFeed } from '../../core/work.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
@@ -104,10 +105,16 @@ export const workFeedOp = defineOperation({
     })
     .meta({ id: 'WorkCompletionPage' }),
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await workFeed(ctx.store.completions, input.query.limit, input.query.board);
+    const page = await workFeed(ctx.store.completions, input.query.limit, input.query.board);
+    // A frozen page is the same page as before (an unchanged log): so is its answer, kept with its text and tag.
+    const known = Object.isFrozen(page) ? keptAnswers.get(page) : undefined;
+    if (known) return known;
+    const { records, skipped } = page;
     const items = withinBytes(records as Completion[], FEED_MAX_BYTES);
-    const answer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
-    return items.length < records.length ? { ...answer, truncated: true as const } : answer;
+    const built: FeedAnswer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
+    const answer: FeedAnswer = items.length < records.length ? { ...built, truncated: true } : built;
+    if (Object.isFrozen(page)) keptAnswers.set(page, shareValue(answer));
+    return answer;
   },
   cli: {
     command: 'work feed',
@@ -115,6 +122,17 @@ export const workFeedOp = defineOperation({
     examples: ['estate work feed --board ops --limit 10', 'estate work feed --follow'],
   },
 });
+
+/** Feed answers by the frozen page they were made of (see RecordLog.newest): shared, so sent again without being built, checked or serialised again. */
+const keptAnswers = new WeakMap<object, FeedAnswer>();
+
+interface FeedAnswer {
+  items: Completion[];
+  count: number;
+  limit: number;
+  skipped_lines: number;
+  truncated?: true;
+}
 
 /** The first of `items` whose JSON takes at most `maxBytes` in all (always the first one). */
 function withinBytes<T>(items: T[], maxBytes: number): T[] {
