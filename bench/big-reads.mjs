@@ -14,10 +14,14 @@
 //   new one every 20 ms, alone for a while first (the quiet baseline), then
 //   while the big reader runs.
 //
-// Prints the small reads' p50/p99/max and their statuses, quiet and under
-// the big reads, and the big reader's statuses. It reports; it asserts nothing.
+// The big reader runs in a child process of its own (this script again, with
+// BIG_READER set), so that taking in its 1 MiB answers does not delay the
+// small reader's event loop. Prints the small reads' p50/p99/max and their
+// statuses, quiet and under the big reads, and the big reader's statuses.
+// It reports; it asserts nothing.
 // Knobs: BENCH_COMPLETIONS=20000, BENCH_SECONDS=15 (of big reads after the
 // burst), BENCH_QUIET_SECONDS=5, BENCH_DATA_DIR (where make-data caches logs).
+import { spawn } from 'node:child_process';
 import { mkdtemp, cp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -70,6 +74,27 @@ function summary(results) {
   return { n: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: ms.at(-1), over100: ms.filter((m) => m > 100).length, statuses: tally(results) };
 }
 
+/** The big reader (in its child process): BURST big reads at once, then PER_SECOND a second for `seconds`; prints their results as JSON. */
+async function bigReader(big) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: BURST });
+  const results = [];
+  const inFlight = [];
+  const started = performance.now();
+  for (let i = 0; i < BURST; i++) inFlight.push(get(big, '127.0.0.2', agent).then((r) => results.push({ ...r, phase: 'burst' })));
+  for (let i = 1; i <= seconds * PER_SECOND; i++) {
+    await sleep(Math.max(0, started + (i * 1000) / PER_SECOND - performance.now()));
+    inFlight.push(get(big, '127.0.0.2', agent).then((r) => results.push({ ...r, phase: 'steady' })));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  process.stdout.write(JSON.stringify({ results, seconds: (performance.now() - started) / 1000 }));
+}
+
+if (process.env.BIG_READER) {
+  await bigReader(process.env.BIG_READER);
+  process.exit(0);
+}
+
 log(`preparing a ${count}-record completions log with 1,000-character summaries…`);
 const source = await completionsDir(count, { summaryChars: 1000 });
 const dir = await mkdtemp(path.join(os.tmpdir(), 'estate-big-reads-'));
@@ -80,7 +105,6 @@ try {
   server = await startServer([bin, 'serve', '--data-dir', dir, '--port', '0'], { ...process.env, NO_COLOR: '1' });
   const big = `${server.url}/work/feed?limit=1000`;
   const small = `${server.url}/work/feed?limit=20`;
-  const bigAgent = new http.Agent({ keepAlive: true, maxSockets: BURST });
   const smallAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   const probe = await get(big, '127.0.0.4', undefined);
@@ -101,18 +125,13 @@ try {
   await sleep(quietSeconds * 1000);
 
   phase = 'loaded';
-  const bigResults = [];
-  const inFlight = [];
-  const started = performance.now();
-  for (let i = 0; i < BURST; i++) inFlight.push(get(big, '127.0.0.2', bigAgent).then((r) => bigResults.push({ ...r, phase: 'burst' })));
-  for (let i = 1; i <= seconds * PER_SECOND; i++) {
-    await sleep(Math.max(0, started + (i * 1000) / PER_SECOND - performance.now()));
-    inFlight.push(get(big, '127.0.0.2', bigAgent).then((r) => bigResults.push({ ...r, phase: 'steady' })));
-  }
-  await Promise.all(inFlight);
+  const reader = spawn(process.execPath, [import.meta.filename], { env: { ...process.env, BIG_READER: big }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  reader.stdout.on('data', (c) => (out += c));
+  await new Promise((resolve, reject) => reader.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the big reader exited ${code}`)))));
+  const { results: bigResults, seconds: bigSeconds } = JSON.parse(out);
   stop = true;
   await smallLoop;
-  bigAgent.destroy();
   smallAgent.destroy();
   const memory = memoryMb(server.child.pid);
 
@@ -130,7 +149,7 @@ try {
   console.log(row('alone', quiet));
   console.log(row('during the big reads', loaded));
   console.log('');
-  console.log(`big reads: burst ${tally(burst)}; then ${tally(steady)}; ${mb.toFixed(0)} MB answered in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`big reads: burst ${tally(burst)}; then ${tally(steady)}; ${mb.toFixed(0)} MB answered in ${bigSeconds.toFixed(1)} s`);
   console.log(`server: VmHWM ${memory.VmHWM} MB (peak), VmRSS ${memory.VmRSS} MB`);
 } finally {
   if (server) await stopServer(server);
