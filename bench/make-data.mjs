@@ -1,8 +1,9 @@
-// Generates benchmark data dirs (cached under bench/data/, which git ignores).
+// Generates benchmark data dirs, cached under bench/data/ (which git ignores),
+// or under $BENCH_DATA_DIR when set (e.g. a folder under /tmp shared by runs).
 import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-export const BENCH_DATA = path.resolve(import.meta.dirname, 'data');
+export const BENCH_DATA = process.env.BENCH_DATA_DIR ? path.resolve(process.env.BENCH_DATA_DIR) : path.resolve(import.meta.dirname, 'data');
 const UNITS = { MB: 1024 ** 2, GB: 1024 ** 3 };
 
 /** `1MB` → 1048576. */
@@ -41,11 +42,15 @@ export async function trendsDir(label) {
 
 export const BOARDS = Array.from({ length: 20 }, (_, i) => `board-${i}`);
 
-/** A data dir whose work/completions.jsonl holds `count` completions over 20 boards. */
-export async function completionsDir(count) {
-  const dir = path.join(BENCH_DATA, `completions-${count}`);
+/**
+ * A data dir whose work/completions.jsonl holds `count` completions over 20
+ * boards; with `summaryChars`, each also has a summary of that many
+ * characters (about 1,000 make a `/work/feed?limit=1000` answer of 1 MiB).
+ */
+export async function completionsDir(count, { summaryChars = 0 } = {}) {
+  const dir = path.join(BENCH_DATA, summaryChars ? `completions-${count}-summary-${summaryChars}` : `completions-${count}`);
   const file = path.join(dir, 'work', 'completions.jsonl');
-  if (existsSync(file) && statSync(file).size > count * 100) return dir;
+  if (existsSync(file) && statSync(file).size > count * (100 + summaryChars)) return dir;
   const start = Date.parse('2024-01-01T00:00:00Z');
   await writeLines(file, Infinity, count, (i) =>
     JSON.stringify({
@@ -55,6 +60,7 @@ export async function completionsDir(count) {
       assignee: `agent-${i % 13}`,
       title: `Task number ${i} of the benchmark`,
       commit_sha: (i * 2654435761).toString(16).padStart(8, '0').slice(0, 8),
+      ...(summaryChars ? { summary: `Done: ${i} `.padEnd(summaryChars, 'abcdefghij ') } : {}),
       completed_at: new Date(start + i * 30_000).toISOString(),
     }),
   );

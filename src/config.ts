@@ -56,29 +56,36 @@ const corsOrigin = () =>
 /**
  * Requests per client: a token bucket of `burst` requests that refills at
  * `requests_per_minute`, one per credential (API key or token user) when the
- * request carries a valid one, else one per client address. Loopback clients
- * are exempt unless `exempt_loopback` is false (set it when a reverse proxy on
- * the same host forwards every client).
+ * request carries a valid one, else one per client address. A request takes
+ * one token, and its answer one more per `bytes_per_token` bytes past the
+ * first. Loopback clients are exempt unless `exempt_loopback` is false (set
+ * it when a reverse proxy on the same host forwards every client).
  */
 export const rateLimitSchema = once(() =>
   z.strictObject({
     enabled: z.boolean().default(true),
     requests_per_minute: z.int().min(1).max(1_000_000).default(600),
     burst: z.int().min(1).max(100_000).default(120),
+    bytes_per_token: z.int().min(1024).max(1024 ** 3).default(64 * 1024),
     exempt_loopback: z.boolean().default(true),
   }),
 );
 
 /**
  * Routes that ask external sources or gather many (stats, providers, forge,
- * summary, garden, agents) run at most `max_concurrent` at once; up to
- * `max_queued` more wait, at most `max_wait_ms`; beyond that, 503 with Retry-After.
+ * summary, garden, agents, the work feed) run at most `max_concurrent` at
+ * once, at most `per_client` of one client's; up to `max_queued` more wait,
+ * at most `max_wait_ms`, at most `per_client_queued` of one client's, and
+ * free slots go to the waiting clients in turn. One more of a client's is
+ * 429, beyond the rest 503, both with Retry-After.
  */
 const expensiveRoutesSchema = () =>
   z.strictObject({
     max_concurrent: z.int().min(1).max(1000).default(8),
     max_queued: z.int().min(0).max(10_000).default(64),
     max_wait_ms: z.int().min(1).max(600_000).default(15_000),
+    per_client: z.int().min(1).max(1000).default(2),
+    per_client_queued: z.int().min(0).max(10_000).default(32),
   });
 
 /**
@@ -141,6 +148,8 @@ const serveSchema = once(() =>
     max_connections: z.int().min(1).max(100_000).default(1024),
     /** Bytes of answers written but not yet taken by their clients, all connections together; past it, a large answer is 503. */
     max_unsent_bytes: z.int().min(64 * 1024).max(1024 ** 3).default(64 * 1024 * 1024),
+    /** The same bytes of one client's answers; past it, that client's large answer is 429. */
+    max_unsent_bytes_per_client: z.int().min(64 * 1024).max(1024 ** 3).default(8 * 1024 * 1024),
     streams: workStreamsSchema().prefault({}),
   }),
 );

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import path from 'node:path';
-import { test, type TestContext } from 'node:test';
+import type net from 'node:net';
+import { test } from 'node:test';
 import { FEED_MAX_BYTES } from '../src/api/operations/work.ts';
-import { tempDataDir } from './helpers/data-dir.ts';
+import { bigFeedDir as bigLog, nonReader } from './helpers/big-feed.ts';
 import { startServer } from './helpers/server.ts';
 import { PATIENCE_MS, waitUntil } from './helpers/wait-until.ts';
 
@@ -13,43 +11,6 @@ import { PATIENCE_MS, waitUntil } from './helpers/wait-until.ts';
 // serve.timeouts.send_ms is cut; past serve.max_unsent_bytes of unread
 // answers, a large answer is 503 while small ones (health checks) still go
 // out; and the public feed is at most 1 MiB whatever its limit.
-
-/** A data dir whose completions log holds `count` completions with every field at its longest. */
-async function bigLog(t: TestContext, config: object, count = 400): Promise<string> {
-  const dir = await tempDataDir(t);
-  const lines = Array.from({ length: count }, (_, i) =>
-    JSON.stringify({
-      id: `wc_${i.toString(16).padStart(16, '0')}`,
-      task_id: `T-${i}-${'t'.repeat(100)}`,
-      board: 'ops',
-      assignee: 'a'.repeat(100),
-      title: 'T'.repeat(300),
-      output_url: `https://example.org/${'u'.repeat(2000)}`,
-      summary: 's'.repeat(2000),
-      completed_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-    }),
-  );
-  await mkdir(path.join(dir, 'work'), { recursive: true });
-  await writeFile(path.join(dir, 'work', 'completions.jsonl'), `${lines.join('\n')}\n`);
-  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ serve: config }));
-  return dir;
-}
-
-/** A connection that asks for `target`, `times` over (pipelined), and never reads a byte of the answers. */
-function nonReader(t: TestContext, url: string, target: string, times: number): Promise<net.Socket> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    t.after(() => socket.destroy());
-    socket.pause();
-    socket.on('error', () => {});
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(times));
-      resolve(socket);
-    });
-  });
-}
 
 /** True when a request to /healthz on a new connection is answered 200 (false when the connection is refused or cut). */
 async function healthy(url: string): Promise<boolean> {
@@ -86,10 +47,12 @@ test('answers that are never read are cut after send_ms, freeing every connectio
   const dir = await bigLog(t, { timeouts: { send_ms: 3000 }, max_connections: 4 });
   const lines: Record<string, unknown>[] = [];
   const server = await startServer(t, dir, { log: (line) => lines.push(line) });
-  for (let i = 0; i < 4; i++) await nonReader(t, server.url, '/work/feed?limit=1000', TIMES);
-  // Each connection has one answer begun and stuck: its access line says it was cut short.
-  const cut = () => lines.filter((l) => l.event === 'request' && l.status === 200 && l.aborted === true).length;
-  await waitUntil('the server has cut the answer of every connection that does not read', () => cut() >= 4);
+  // Four clients: one client's unread answers would stop at its share (max_unsent_bytes_per_client), with 429s.
+  for (let i = 0; i < 4; i++) await nonReader(t, server.url, '/work/feed?limit=1000', TIMES, `127.0.0.${i + 2}`);
+  // Each connection is cut with an answer stuck: the request in progress then (the stuck answer's, or
+  // one after it that waited for a slot behind its client's earlier ones) has an access line cut short.
+  const cut = () => new Set(lines.filter((l) => l.event === 'request' && l.aborted === true).map((l) => l.client)).size;
+  await waitUntil('the server has cut the connection of every client that does not read', () => cut() >= 4);
   assert.equal(await healthy(server.url), true, 'a new client gets a connection slot and an answer');
   const feed = await server.get('/work/feed?limit=1000');
   assert.equal(feed.status, 200);

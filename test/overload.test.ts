@@ -60,6 +60,38 @@ test('ConcurrencyLimit: a call that waits longer than maxWaitMs is refused witho
   assert.deepEqual(limit.load, { running: 0, queued: 0 });
 });
 
+test('ConcurrencyLimit: per client, at most perClient run and perClientQueued wait (429 past it); free slots go to the clients in turn', async () => {
+  const limit = new ConcurrencyLimit({ maxConcurrent: 2, maxQueued: 10, maxWaitMs: 60_000, perClient: 1, perClientQueued: 3 });
+  const gates = new Map<string, () => void>();
+  const order: string[] = [];
+  const job = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      order.push(name);
+      gates.set(name, () => resolve(name));
+    });
+  const call = (client: string, name: string) => limit.run(job(name), client).then((v) => ({ ok: v }), (err: unknown) => ({ err }));
+  const a = ['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => call('a', name));
+  const refused = (await a[4]) as { err: unknown };
+  assert.ok(refused.err instanceof EstateError && refused.err.code === 'rate_limited', 'past its own line, a client is refused (429)');
+  assert.deepEqual(refused.err.headers, { 'Retry-After': '1' });
+  assert.deepEqual(order, ['a1'], 'one of its calls runs, though another slot is free');
+  const b = ['b1', 'b2'].map((name) => call('b', name));
+  assert.deepEqual(order, ['a1', 'b1'], "another client takes the free slot at once, ahead of a's line");
+  assert.deepEqual(limit.load, { running: 2, queued: 4 });
+  gates.get('a1')?.();
+  await waitUntil('a2 starts', () => order.length === 3);
+  gates.get('b1')?.();
+  await waitUntil('b2 starts', () => order.length === 4);
+  gates.get('a2')?.();
+  await waitUntil('a3 starts', () => order.length === 5);
+  assert.deepEqual(order, ['a1', 'b1', 'a2', 'b2', 'a3'], 'each client in turn');
+  for (const name of ['b2', 'a3']) gates.get(name)?.();
+  await waitUntil('a4 starts', () => order.length === 6);
+  gates.get('a4')?.();
+  assert.deepEqual(await Promise.all([...a.slice(0, 4), ...b]), ['a1', 'a2', 'a3', 'a4', 'b1', 'b2'].map((ok) => ({ ok })));
+  assert.deepEqual(limit.load, { running: 0, queued: 0 });
+});
+
 /** An upstream that holds every request until the test releases it. */
 async function gatedUpstream(t: Parameters<typeof startFake>[0], answer: (res: ServerResponse, path: string, fake: FakeServer) => void) {
   const held: (() => void)[] = [];

@@ -26,6 +26,22 @@ test('a bucket holds `burst` requests and refills at requests_per_minute; the wa
   assert.deepEqual([limit.take('a'), limit.take('a'), limit.take('a'), limit.take('a')], [undefined, undefined, undefined, 2], 'never more than burst');
 });
 
+test('an answer costs one token per bytes_per_token bytes or part of them; the debt stops at -burst', () => {
+  const { limit, advance } = limiter({ requests_per_minute: 60, burst: 20, bytes_per_token: 65_536 });
+  assert.equal(limit.take('a'), undefined);
+  limit.chargeAnswer('a', 65_536);
+  assert.equal(limit.take('a'), undefined, 'an answer of 64 KiB cost only the request');
+  limit.chargeAnswer('a', 1024 * 1024);
+  // 20 - 2 requests - 15 more for the 1 MiB answer: 3 left.
+  assert.deepEqual([limit.take('a'), limit.take('a'), limit.take('a'), limit.take('a')], [undefined, undefined, undefined, 1]);
+  limit.chargeAnswer('a', 100 * 1024 * 1024);
+  assert.equal(limit.take('a'), 21, 'from -20 tokens, one a second: 21 s until one is whole');
+  advance(21_000);
+  assert.equal(limit.take('a'), undefined);
+  limit.chargeAnswer(undefined, 1024 * 1024);
+  assert.equal(limit.take('b'), undefined, 'another key is not charged');
+});
+
 test('memory is bounded: refilled buckets go first, then the least recently used', () => {
   const { limit, advance } = limiter({ requests_per_minute: 60, burst: 2 }, 100);
   for (let i = 0; i < 5000; i++) limit.take(`spray-${i}`);

@@ -240,3 +240,37 @@ test('a lock left by a writer that died is broken, and the append goes through',
   assert.equal(result.outcome, 'created');
   assert.equal((await lines(file)).length, 2);
 });
+
+test('a page over 100 is kept while the log is unchanged: the same frozen page again, a new one once anything is appended', async (t) => {
+  const file = path.join(await tempDataDir(t), 'long.jsonl');
+  await writeFile(file, '');
+  const log = testLog(file);
+  for (let i = 0; i < 300; i++) await appendFile(file, `${JSON.stringify({ k: `k${i}`, group: i % 2 ? 'odd' : 'even' })}\n`);
+  await log.refresh();
+  const cases: [string, { facet: string; value: string } | undefined, (k: number) => boolean][] = [
+    ['unfiltered', undefined, () => true],
+    ['one group', { facet: 'group', value: 'odd' }, (k) => k % 2 === 1],
+  ];
+  let next = 300;
+  for (const [name, where, matches] of cases) {
+    await t.test(name, async () => {
+      const first = await log.newest(120, where);
+      const again = await log.newest(120, where);
+      assert.equal(again, first, 'the same page object while the log is unchanged');
+      assert.ok(Object.isFrozen(first) && Object.isFrozen(first.records) && Object.isFrozen(first.records[0]));
+      assert.equal(first.records.length, 120);
+      assert.notEqual(await log.newest(121, where), first, 'another limit is another page');
+      // Another process appends: the next read has it, whatever was kept.
+      const k = next++;
+      await appendFile(file, `${JSON.stringify({ k: `k${k}`, group: k % 2 ? 'odd' : 'even' })}\n`);
+      const after = await log.newest(120, where);
+      assert.notEqual(after, first);
+      const newest = after.records[0]?.k;
+      assert.equal(newest, matches(k) ? `k${k}` : first.records[0]?.k);
+      // And this process appends through the log.
+      const own = await log.append(put(`own-${name}`, { group: where?.value ?? 'even' }));
+      assert.equal(own.outcome, 'created');
+      assert.equal((await log.newest(120, where)).records[0]?.k, `own-${name}`);
+    });
+  }
+});

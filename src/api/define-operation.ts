@@ -91,8 +91,13 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   location?: (output: z.output<O>) => string;
   /** `text/html` routes return a string. */
   produces?: 'application/json' | 'text/html';
-  /** Asks external sources or gathers many: the server runs few at once (serve.expensive_routes) and refuses the excess with 503. */
-  expensive?: boolean;
+  /**
+   * Asks external sources or gathers many: the server runs few at once
+   * (serve.expensive_routes) and refuses the excess with 503 (429 past a
+   * client's share). A function of the raw query says so per request (a
+   * large page, but not a small one).
+   */
+  expensive?: boolean | ((query: Readonly<Record<string, string | undefined>>) => boolean);
   /** Counts against the client's request rate (default true); false for probes that must answer whatever the load. */
   rateLimited?: boolean;
   /**
@@ -128,7 +133,7 @@ export interface Operation {
   replies: number[];
   location: ((output: unknown) => string) | undefined;
   produces: 'application/json' | 'text/html';
-  expensive: boolean;
+  expensive: boolean | ((query: Readonly<Record<string, string | undefined>>) => boolean);
   rateLimited: boolean;
   volatile: readonly string[];
   unavailable: 'never' | 'retry-after' | 'may';

@@ -103,6 +103,8 @@ export class RecordLog {
   readonly #listeners = new Set<Listener>();
   /** Records read back through the current index, by position (at most MAX_KEPT, the oldest read first out); shared, frozen. */
   #kept: { index: LogIndex | undefined; records: Map<number, JsonRecord> } = { index: undefined, records: new Map() };
+  /** The last page longer than MAX_KEPT_PAGE read while the index covered the whole file (see #newestLong); frozen. */
+  #longPage: { index: LogIndex; end: number; limit: number; where: string; page: LogPage } | undefined;
 
   constructor(options: RecordLogOptions) {
     this.file = options.file;
@@ -130,8 +132,36 @@ export class RecordLog {
   async newest(limit: number, where?: FacetFilter): Promise<LogPage> {
     const kept = await this.#newestKept(limit, where);
     if (kept) return kept;
+    if (limit > MAX_KEPT_PAGE) return this.#newestLong(limit, where);
+    return this.#newestRead(limit, where);
+  }
+
+  #newestRead(limit: number, where: FacetFilter | undefined): Promise<LogPage> {
     if (!where) return this.#tail(limit);
     return this.#withHandle((handle) => this.#newestOf(handle, limit, where));
+  }
+
+  /**
+   * `newest` of a page longer than MAX_KEPT_PAGE: read as any other, and
+   * kept (the last one asked for) when the index covered the whole file as
+   * it was before the read; the same page, the same frozen object, answers
+   * again while the file is as it was then (an lstat shows the same file,
+   * size and time of change), so its answer can be kept too (a feed of 1,000).
+   */
+  async #newestLong(limit: number, where: FacetFilter | undefined): Promise<LogPage> {
+    // A filter by predicate has no key to know it again by: read, not kept.
+    if (where && !('value' in where)) return this.#newestRead(limit, where);
+    const cover = await this.#unchangedCover();
+    const filter = where ? `${where.facet}\u0000${where.value}` : '';
+    const last = this.#longPage;
+    if (cover && last && last.index === cover.index && last.end === cover.end && last.limit === limit && last.where === filter) return last.page;
+    const page = await this.#newestRead(limit, where);
+    if (!cover) return page;
+    // Frozen, records and all: every later reader of this page gets these very objects.
+    for (const record of page.records) Object.freeze(record);
+    const frozen: LogPage = Object.freeze({ records: Object.freeze(page.records) as JsonRecord[], skipped: page.skipped });
+    this.#longPage = { index: cover.index, end: cover.end, limit, where: filter, page: frozen };
+    return frozen;
   }
 
   /** The first record whose facet `facet` is `value`. */
@@ -407,6 +437,11 @@ export class RecordLog {
    * otherwise undefined. Costs one trip to the thread pool, no open.
    */
   async #unchanged(): Promise<LogIndex | undefined> {
+    return (await this.#unchangedCover())?.index;
+  }
+
+  /** #unchanged's index, with the end of the file it covers. */
+  async #unchangedCover(): Promise<Cover | undefined> {
     if (!this.#indexed.loaded) return undefined;
     let info;
     try {
@@ -415,7 +450,7 @@ export class RecordLog {
       return undefined;
     }
     const cover = this.#indexed.cover(info);
-    return cover?.unchanged && cover.end === info.size ? cover.index : undefined;
+    return cover?.unchanged && cover.end === info.size ? cover : undefined;
   }
 
   /**

@@ -59,8 +59,10 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
       maxConcurrent: serve.expensive_routes.max_concurrent,
       maxQueued: serve.expensive_routes.max_queued,
       maxWaitMs: serve.expensive_routes.max_wait_ms,
+      perClient: serve.expensive_routes.per_client,
+      perClientQueued: serve.expensive_routes.per_client_queued,
     }),
-    unsent: new UnsentBudget(serve.max_unsent_bytes),
+    unsent: new UnsentBudget(serve.max_unsent_bytes, serve.max_unsent_bytes_per_client),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;
       log({

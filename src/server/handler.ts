@@ -10,7 +10,7 @@ import type { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import { type AccessLine, logAccess } from './access-log.ts';
 import { applyCors } from './cors.ts';
 import { type Carrier, type PresentedCredential, presentedCredential } from './credentials.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import { clientKey, type RateLimiter } from './rate-limit.ts';
 import { readJsonBody } from './read-body.ts';
 import { redactPaths } from './redact-paths.ts';
 import { requestId } from './request-id.ts';
@@ -64,7 +64,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
   for (const route of options.rawRoutes ?? []) router.add(route.method, route.path, { kind: 'raw', route });
   for (const op of ops) router.add(op.method, op.path, { kind: 'op', op });
 
-  const charge = (req: IncomingMessage, principal: Principal | undefined) => options.rateLimit?.charge(req, principal);
+  const charge = (req: IncomingMessage, client: string) => options.rateLimit?.charge(req, client);
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = requestId(req);
@@ -83,32 +83,38 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       const pathname = q === -1 ? url : url.slice(0, q);
       const match = router.match(req.method ?? 'GET', pathname);
       if (match.kind === 'not_found') {
-        charge(req, undefined);
+        charge(req, clientKey(req, undefined));
         throw new EstateError('not_found', 'Not Found');
       }
       if (match.kind === 'wrong_method') {
-        charge(req, undefined);
+        charge(req, clientKey(req, undefined));
         throw new EstateError('method_not_allowed', 'Method Not Allowed', { headers: { Allow: match.allowed.join(', ') } });
       }
       const entry = match.value;
       if (entry.kind === 'raw') {
         if (!preset) presetHeaders(res, id);
         preset = true;
-        charge(req, undefined);
+        charge(req, clientKey(req, undefined));
         return await entry.route.handle(req, res, match.params);
       }
 
       const { op } = entry;
       const query = q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1));
       let principal: Principal | undefined;
+      // Who the request comes from, for every per-client bound: its valid credential, else its address.
+      let client: string;
+      // The bucket charged for the request, charged again for its answer's weight.
+      let bucket: string | undefined;
       if (op.access === 'public') {
-        if (op.rateLimited) charge(req, undefined);
+        client = clientKey(req, undefined);
+        if (op.rateLimited) bucket = charge(req, client);
       } else {
         try {
           principal = await authorize(op, options, presentedCredential(req, query), pathname);
         } finally {
           // A refused credential costs its client's address: guessing keys is rate-limited too.
-          if (op.rateLimited) charge(req, principal);
+          client = clientKey(req, principal);
+          if (op.rateLimited) bucket = charge(req, client);
         }
       }
       if (note && principal) note.user = principal.userId;
@@ -119,10 +125,16 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
         repeated: op.input.query ? repeatedNames(query) : [],
         body: op.input.body ? await readJsonBody(req) : undefined,
       };
-      const result = op.expensive && options.expensive ? await options.expensive.run(() => runOperation(op, ctx, raw, principal)) : await runOperation(op, ctx, raw, principal);
+      const expensive = op.expensive === true || (op.expensive !== false && op.expensive(raw.query ?? {}));
+      const result =
+        expensive && options.expensive ? await options.expensive.run(() => runOperation(op, ctx, raw, principal), client) : await runOperation(op, ctx, raw, principal);
       const sendId = preset ? undefined : id;
       if (op.produces === 'text/html') sendText(req, res, result.status, 'text/html; charset=utf-8', String(result.body), undefined, sendId);
-      else sendJson(req, res, result.status, result.body, result.status === 201 && op.location ? { Location: op.location(result.body) } : undefined, options.unsent, op.volatile, sendId);
+      else {
+        const location = result.status === 201 && op.location ? { Location: op.location(result.body) } : undefined;
+        const sent = sendJson(req, res, result.status, result.body, location, options.unsent, op.volatile, sendId, client);
+        if (bucket !== undefined) options.rateLimit?.chargeAnswer(bucket, sent);
+      }
     } catch (err) {
       const error = toEstateError(err);
       if (error.status >= 500) options.onInternalError?.(error, req);

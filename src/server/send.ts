@@ -69,7 +69,9 @@ function writeAnswer(
  * top-level `volatile` fields (a time of generation, an uptime): then it is
  * weak (`W/"…"`), the same while the data is, though those bytes differ.
  * With `id`, the answer also carries the security headers and `X-Request-Id`
- * (an operation's answer; see above).
+ * (an operation's answer; see above). With `budget`, a large answer counts
+ * against `client`'s share of unsent bytes and the whole (see UnsentBudget).
+ * Returns the bytes of body sent: 0 for a 304, a HEAD or a refusal.
  */
 export function sendJson(
   req: IncomingMessage,
@@ -80,35 +82,48 @@ export function sendJson(
   budget?: UnsentBudget,
   volatile: readonly string[] = [],
   id?: string,
-): void {
-  if (status === 204) return sendText(req, res, status, 'application/json', '', headers, id);
+  client?: string,
+): number {
+  if (status === 204) {
+    sendText(req, res, status, 'application/json', '', headers, id);
+    return 0;
+  }
   const payload = jsonText(body);
-  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, req, res, status, payload, headers, id);
+  if (status !== 200 || (req.method !== 'GET' && req.method !== 'HEAD')) return sendWithin(budget, client, req, res, status, payload, headers, id);
   const etag = volatile.length && isRecord(body) ? `W/${tagOf(JSON.stringify(withoutFields(body, volatile)))}` : sharedTag(body, payload);
   const cached: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache' };
   if (headers !== undefined) for (const name in headers) cached[name] = headers[name] as string;
-  if (matchesEtag(req.headers['if-none-match'], etag)) return writeAnswer(req, res, 304, 'application/json', '', 0, cached, id);
-  sendWithin(budget, req, res, status, payload, cached, id);
+  if (matchesEtag(req.headers['if-none-match'], etag)) {
+    writeAnswer(req, res, 304, 'application/json', '', 0, cached, id);
+    return 0;
+  }
+  return sendWithin(budget, client, req, res, status, payload, cached, id);
 }
 
-/** Sends `payload` if `budget` has room for it (see UnsentBudget), else 503 with `Retry-After`. */
+/** Sends `payload` if `budget` has room for it (see UnsentBudget), else 503 or 429 with `Retry-After`; returns the bytes of body sent. */
 function sendWithin(
   budget: UnsentBudget | undefined,
+  client: string | undefined,
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
   payload: string,
   headers: Record<string, string> | undefined,
   id: string | undefined,
-): void {
+): number {
   const length = Buffer.byteLength(payload, 'utf8');
-  if (budget === undefined || req.method === 'HEAD') return writeAnswer(req, res, status, 'application/json', payload, length, headers, id);
-  if (!budget.fits(length)) {
-    const busy = new EstateError('unavailable', 'the server is holding too many unread answers; try again later', { headers: { 'Retry-After': '1' } });
-    return sendText(req, res, busy.status, 'application/json', JSON.stringify(errorBody(busy)), busy.headers ?? {}, id);
+  if (req.method === 'HEAD') {
+    writeAnswer(req, res, status, 'application/json', payload, length, headers, id);
+    return 0;
+  }
+  const refusal = budget?.refusal(length, client);
+  if (refusal) {
+    sendText(req, res, refusal.status, 'application/json', JSON.stringify(errorBody(refusal)), refusal.headers ?? {}, id);
+    return 0;
   }
   writeAnswer(req, res, status, 'application/json', payload, length, headers, id);
-  budget.hold(res, length);
+  budget?.hold(res, length, client);
+  return length;
 }
 
 /** `If-None-Match` holds `*` or a list of tags; the comparison is weak (RFC 9110 section 13.1.2): `W/` is ignored on both sides. */

@@ -10,7 +10,7 @@ import type { Authenticator } from '../core/keys/authenticator.ts';
 import { EstateError, validationError } from '../errors.ts';
 import { presentedSecret } from './credentials.ts';
 import type { RawRoute } from './handler.ts';
-import { addressKey } from './rate-limit.ts';
+import { clientKey as requestClient } from './rate-limit.ts';
 
 // GET /work/stream: new work completions as server-sent events.
 //
@@ -149,7 +149,7 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
   const clientKey = async (req: IncomingMessage, query: URLSearchParams): Promise<string> => {
     const secret = presentedSecret(req, query);
     const principal = secret && options.authenticate ? await options.authenticate(secret) : undefined;
-    return principal ? `credential:${principal.keyId}:${principal.userId}` : `address:${addressKey(req.socket.remoteAddress ?? '')}`;
+    return requestClient(req, principal);
   };
 
   /** Takes a stream slot of `key`, or throws 503 (the server is full) or 429 (this client is); the returned function frees it. */

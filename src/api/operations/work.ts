@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { shareValue } from '../../core/jsonl/shared-records.ts';
 import { recordCompletion, workFeed } from '../../core/work.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
@@ -72,6 +73,9 @@ export const workComplete = defineOperation({
   },
 });
 
+/** Feed pages up to this long are cheap: the newest records of an unchanged log are kept (RecordLog's MAX_KEPT_PAGE). */
+const KEPT_PAGE = 100;
+
 /** The most bytes of completions one feed answer carries: a page of long records stops short of `limit` rather than grow without bound. */
 export const FEED_MAX_BYTES = 1024 * 1024;
 
@@ -81,8 +85,9 @@ export const workFeedOp = defineOperation({
   path: '/work/feed',
   access: 'public',
   tag: 'work',
-  // A page of 1000 long records is megabytes to read and build: public, so few at once.
-  expensive: true,
+  // A page of 1000 long records is megabytes to read and build: public, so few at once, few of one client's.
+  // A page of up to KEPT_PAGE comes from the records the log keeps (src/core/record-log.ts) and runs at once.
+  expensive: (query) => !(Number(query.limit ?? 20) <= KEPT_PAGE),
   summary: 'Recent kanban task completions, newest first',
   description: [
     'The newest `limit` completions. One answer carries at most 1 MiB of completions:',
@@ -100,10 +105,16 @@ export const workFeedOp = defineOperation({
     })
     .meta({ id: 'WorkCompletionPage' }),
   handler: async ({ ctx, input }) => {
-    const { records, skipped } = await workFeed(ctx.store.completions, input.query.limit, input.query.board);
+    const page = await workFeed(ctx.store.completions, input.query.limit, input.query.board);
+    // A frozen page is the same page as before (an unchanged log): so is its answer, kept with its text and tag.
+    const known = Object.isFrozen(page) ? keptAnswers.get(page) : undefined;
+    if (known) return known;
+    const { records, skipped } = page;
     const items = withinBytes(records as Completion[], FEED_MAX_BYTES);
-    const answer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
-    return items.length < records.length ? { ...answer, truncated: true as const } : answer;
+    const built: FeedAnswer = { items, count: items.length, limit: input.query.limit, skipped_lines: skipped };
+    const answer: FeedAnswer = items.length < records.length ? { ...built, truncated: true } : built;
+    if (Object.isFrozen(page)) keptAnswers.set(page, shareValue(answer));
+    return answer;
   },
   cli: {
     command: 'work feed',
@@ -111,6 +122,17 @@ export const workFeedOp = defineOperation({
     examples: ['estate work feed --board ops --limit 10', 'estate work feed --follow'],
   },
 });
+
+/** Feed answers by the frozen page they were made of (see RecordLog.newest): shared, so sent again without being built, checked or serialised again. */
+const keptAnswers = new WeakMap<object, FeedAnswer>();
+
+interface FeedAnswer {
+  items: Completion[];
+  count: number;
+  limit: number;
+  skipped_lines: number;
+  truncated?: true;
+}
 
 /** The first of `items` whose JSON takes at most `maxBytes` in all (always the first one). */
 function withinBytes<T>(items: T[], maxBytes: number): T[] {

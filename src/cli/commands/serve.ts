@@ -39,11 +39,13 @@ export function serveCommand(io: CliIO): Command {
   cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
-    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }] = await Promise.all([
+    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }] = await Promise.all([
       import('../../core/demo-estate.ts'),
       import('../../server/create-app.ts'),
       import('../../server/listen.ts'),
+      import('../../server/heap-settings.ts'),
     ]);
+    keepHeapSmall(process.execArgv, io.env.NODE_OPTIONS);
     let stopped = false;
     void io.onStop().then(() => (stopped = true));
     let tempDir: string | undefined;
