@@ -3,10 +3,12 @@ import type { FacetFilter } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
-import type { KeyedRecords, RecordPage, RestoreResult, Tally, TallyGroup } from '../store.ts';
+import type { KeyedRecords, RecordPage, RestoreResult, Tally } from '../store.ts';
 import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import { KeptPages, MAX_KEPT_PAGE } from './kept-pages.ts';
 import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
+import { tallyOf } from './postgres-tally.ts';
 
 // A keyed record log in a table of migrations.ts (completions, entries).
 //
@@ -68,6 +70,8 @@ export class PostgresRecords implements KeyedRecords {
   #poll: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #starting: Promise<void> | undefined;
+  /** The newest pages read, for the next reads while the log is unchanged. */
+  readonly #kept: KeptPages;
 
   constructor(sql: Sql, spec: KeyedLogSpec, table: RecordsTable, store: string, notifications: () => Notifications) {
     this.#sql = sql;
@@ -76,6 +80,10 @@ export class PostgresRecords implements KeyedRecords {
     this.#store = store;
     this.#notifications = notifications;
     this.#columns = [...new Set([...spec.key, ...spec.facets])];
+    this.#kept = new KeptPages(async () => {
+      const [row] = await this.#sql`SELECT coalesce(max(event_id), 0)::text AS newest FROM ${this.#sql(this.#table.name)}`;
+      return String(row?.newest ?? '0');
+    });
   }
 
   get #channel(): string {
@@ -176,13 +184,18 @@ export class PostgresRecords implements KeyedRecords {
     });
   }
 
+  /** Pages of up to MAX_KEPT_PAGE records come from the pages kept while the log is unchanged (kept-pages.ts). */
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
     const facet = this.#facetColumn(where);
-    return withinDeadline(this.#store, async () => {
+    const read = async () => {
       const rows = facet
         ? await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE ${this.#sql(facet)} = ${where?.value ?? ''} ORDER BY event_id DESC LIMIT ${limit}`
         : await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} ORDER BY event_id DESC LIMIT ${limit}`;
-      return { records: rows.map((r) => this.#ordered(r.record as JsonRecord)), skipped: 0 };
+      return rows.map((r) => this.#ordered(r.record as JsonRecord));
+    };
+    return withinDeadline(this.#store, async () => {
+      const records = limit > 0 && limit <= MAX_KEPT_PAGE ? await this.#kept.page(JSON.stringify([facet ?? null, where?.value ?? null, limit]), read) : await read();
+      return { records, skipped: 0 };
     });
   }
 
@@ -287,49 +300,9 @@ export class PostgresRecords implements KeyedRecords {
     return restorePostgresRecords(this.#access, records);
   }
 
-  /**
-   * Counted by the database over every row (a scan of the table per call:
-   * no index serves it), in one read-only snapshot so the totals and the
-   * groups agree. Times compare as text: estate stores them as
-   * `toISOString()` gives them, which sorts as it reads.
-   */
+  /** From the counts kept in the write transaction (postgres-tally.ts), in one statement: a few rows read whatever the log's size. */
   tally(cutoffs: readonly Date[]): Promise<Tally> {
-    const { spec } = this;
-    const table = this.#table.name;
-    // Field names come from the spec (constants of this program), never from a request.
-    const time = `record->>'${spec.time}'`;
-    const params = cutoffs.map((c) => c.toISOString());
-    const since = cutoffs.map((_, i) => `, count(*) FILTER (WHERE ${time} >= $${i + 1})::int AS s${i}`).join('');
-    const sinceOf = (row: Record<string, unknown>) => cutoffs.map((_, i) => Number(row[`s${i}`] ?? 0));
-    return withinDeadline(this.#store, () => transaction(this.#sql, async (tx) => {
-      await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`;
-      const [total] = await tx.unsafe(`SELECT count(*)::int AS count, min(${time}) AS earliest${since} FROM ${table}`, params);
-      const groups: TallyGroup[] = [];
-      if (spec.tally) {
-        const by = `record->>'${spec.tally.by}'`;
-        const distinct = `record->>'${spec.tally.distinct}'`;
-        const rows = await tx.unsafe(
-          `SELECT ${by} AS value, count(*)::int AS count${since}, ` +
-            `coalesce(array_agg(DISTINCT ${distinct}) FILTER (WHERE coalesce(${distinct}, '') <> ''), '{}') AS distinct_values, max(event_id) AS newest ` +
-            `FROM ${table} WHERE coalesce(${by}, '') <> '' GROUP BY 1`,
-          params,
-        );
-        const ids = rows.map((r) => String(r.newest));
-        const newest = new Map<string, JsonRecord>();
-        if (ids.length) {
-          for (const row of await tx`SELECT event_id, record FROM ${tx(table)} WHERE event_id IN ${tx(ids)}`) {
-            newest.set(String(row.event_id), this.#ordered(row.record as JsonRecord));
-          }
-        }
-        for (const row of rows) {
-          const record = newest.get(String(row.newest));
-          if (!record) continue;
-          groups.push({ value: String(row.value), count: Number(row.count), since: sinceOf(row), newest: record, distinct: [...(row.distinct_values as string[])].sort() });
-        }
-      }
-      const earliest = (total?.earliest as string | null) ?? null;
-      return { count: Number(total?.count ?? 0), since: total ? sinceOf(total) : cutoffs.map(() => 0), earliest, skipped: 0, groups };
-    }));
+    return withinDeadline(this.#store, () => tallyOf(this.#sql, this.#table.name, this.spec, cutoffs, (record) => this.#ordered(record)));
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
