@@ -170,7 +170,7 @@ test('two replicas writing at once: each answers the same exact aggregates, and 
   // Each replica has read (and kept) its feeds; a write through one is in the other's next read, with no wait.
   for (const [writer, reader] of [[a, b], [b, a]] as const) {
     for (const path of ['/work/feed', '/work/feed?board=board-1', '/work/feed?limit=1']) assert.equal((await reader.request('GET', path)).status, 200);
-    const task = `N-${writer === a ? 'a' : 'b'}`;
+    const task: string = `N-${writer === a ? 'a' : 'b'}`;
     const created = await writer.request('POST', '/work/complete', { key, body: { task_id: task, board: 'board-1', assignee: 'dee', title: 'New' } });
     assert.equal(created.status, 201, created.text);
     for (const path of ['/work/feed', '/work/feed?board=board-1', '/work/feed?limit=1']) {
