@@ -12,14 +12,15 @@ import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 // PostgreSQL's aggregates come from counts a trigger keeps in each write's
 // transaction (migration 2), not from a scan per request: here they answer
 // what the data dir's index answers for the same records, at cutoffs that
 // fall in the same second, minute, hour and day as records; after `estate
 // migrate` counted the rows an older schema already held; and through two
-// replicas writing at once. The feeds a replica keeps show another
-// replica's write on the next read.
+// replicas writing at once. What a replica keeps (feeds, tallies) gives way
+// to another replica's write once its notification arrives.
 
 const config = parseConfig('{}', 'estate.config.json');
 const BASE = Date.parse('2026-03-10T12:34:56.789Z');
@@ -90,6 +91,8 @@ test('PostgreSQL tallies what the data dir does, at cutoffs in the same second, 
   const tally = await pgStore.completions.tally([new Date(BASE)]);
   assert.equal(tally.count, 120);
   assert.deepEqual(tally.groups.map((g) => g.value).sort(), ['ana', 'bo', 'cy'], 'a record with an empty assignee is counted in no group');
+  // Cutoffs that move as the clock does, across records and between them: a tally kept for earlier cutoffs answers only where it still holds.
+  for (let at = BASE - 2 * SECOND; at <= BASE + 2 * SECOND; at += 97) await assertSameTally(pgStore, dirStore, [new Date(at), new Date(at - HOUR)]);
 
   // Writes one at a time, and a replay that stores nothing.
   for (const store of [pgStore, dirStore]) {
@@ -136,7 +139,7 @@ test('estate migrate counts the rows that a table of an older schema already hol
   assert.equal((await pgStore.completions.tally([])).count, 340);
 });
 
-test('two replicas writing at once: each answers the same exact aggregates, and its feed shows the other replica\'s write on the next read', { timeout: 60_000 }, async (t) => {
+test('two replicas writing at once: each answers the same exact aggregates, and what each keeps gives way to the other\'s writes', { timeout: 60_000 }, async (t) => {
   const pg = await replicaPostgres(t);
   if (!pg) return;
   const [a, b] = await startReplicas(t, pg, 2);
@@ -167,18 +170,24 @@ test('two replicas writing at once: each answers the same exact aggregates, and 
     assert.equal(summary.json.work.latest.task_id, feed.json.items[0].task_id);
   }
 
-  // Each replica has read (and kept) its feeds; a write through one is in the other's next read, with no wait.
+  // Each replica keeps what it read (it listens for the log's notifications from its third read):
+  // a write through one is in the other's next reads once its notification arrived, and in its own at once.
+  const paths = ['/work/feed', '/work/feed?board=board-1', '/work/feed?limit=1'];
   for (const [writer, reader] of [[a, b], [b, a]] as const) {
-    for (const path of ['/work/feed', '/work/feed?board=board-1', '/work/feed?limit=1']) assert.equal((await reader.request('GET', path)).status, 200);
+    for (let i = 0; i < 5; i++) for (const path of paths) assert.equal((await reader.request('GET', path)).status, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await reader.request('GET', '/estate/agents')).status, 200);
     const task: string = `N-${writer === a ? 'a' : 'b'}`;
     const created = await writer.request('POST', '/work/complete', { key, body: { task_id: task, board: 'board-1', assignee: 'dee', title: 'New' } });
     assert.equal(created.status, 201, created.text);
-    for (const path of ['/work/feed', '/work/feed?board=board-1', '/work/feed?limit=1']) {
-      const page = await reader.request('GET', path);
-      assert.equal(page.json.items[0]?.task_id, task, `${path} on the other replica`);
+    for (const path of paths) assert.equal((await writer.request('GET', path)).json.items[0]?.task_id, task, `${path} on the writing replica`);
+    assert.equal((await writer.request('GET', '/estate/agents')).json.items[0]?.name, 'dee');
+    for (const path of paths) {
+      await waitUntil(`${task} first in ${path} on the other replica`, async () => (await reader.request('GET', path)).json.items[0]?.task_id === task);
     }
-    const list = await reader.request('GET', '/estate/agents');
-    assert.equal(list.json.items[0]?.name, 'dee');
+    await waitUntil(`${task} counted in /estate/agents on the other replica`, async () => {
+      const dee = (await reader.request('GET', '/estate/agents')).json.items.find((x: { name: string }) => x.name === 'dee');
+      return dee?.completions === (writer === a ? 1 : 2);
+    });
   }
   const [fromA, fromB] = await Promise.all([a.request('GET', '/estate/agents'), b.request('GET', '/estate/agents')]);
   assert.deepEqual(shape(fromA.json.items), shape(fromB.json.items));

@@ -5,7 +5,7 @@ import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../..
 import type { LogPage } from '../../record-log.ts';
 import type { KeyedRecords, RecordPage, RestoreResult, Tally } from '../store.ts';
 import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
-import { KeptPages, MAX_KEPT_PAGE } from './kept-pages.ts';
+import { KeptReads, MAX_KEPT_PAGE } from './kept-reads.ts';
 import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
 import { tallyOf } from './postgres-tally.ts';
@@ -70,8 +70,8 @@ export class PostgresRecords implements KeyedRecords {
   #poll: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #starting: Promise<void> | undefined;
-  /** The newest pages read, for the next reads while the log is unchanged. */
-  readonly #kept: KeptPages;
+  /** Pages and tallies read, for the next reads until the log changes. */
+  readonly #kept: KeptReads;
 
   constructor(sql: Sql, spec: KeyedLogSpec, table: RecordsTable, store: string, notifications: () => Notifications) {
     this.#sql = sql;
@@ -80,10 +80,7 @@ export class PostgresRecords implements KeyedRecords {
     this.#store = store;
     this.#notifications = notifications;
     this.#columns = [...new Set([...spec.key, ...spec.facets])];
-    this.#kept = new KeptPages(async () => {
-      const [row] = await this.#sql`SELECT coalesce(max(event_id), 0)::text AS newest FROM ${this.#sql(this.#table.name)}`;
-      return String(row?.newest ?? '0');
-    });
+    this.#kept = new KeptReads(notifications, this.#channel);
   }
 
   get #channel(): string {
@@ -118,8 +115,11 @@ export class PostgresRecords implements KeyedRecords {
         const batch = this.#pending.splice(0, MAX_BATCH);
         try {
           const results = await withinDeadline(this.#store, () => this.#writeBatch(batch));
+          this.#kept.changed();
           batch.forEach((w, i) => w.resolve(results[i] as KeyedWriteResult));
         } catch (err) {
+          // It may have committed.
+          this.#kept.changed();
           for (const w of batch) w.reject(err);
         }
       }
@@ -184,7 +184,7 @@ export class PostgresRecords implements KeyedRecords {
     });
   }
 
-  /** Pages of up to MAX_KEPT_PAGE records come from the pages kept while the log is unchanged (kept-pages.ts). */
+  /** Pages of up to MAX_KEPT_PAGE records are kept until the log changes (kept-reads.ts). */
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
     const facet = this.#facetColumn(where);
     const read = async () => {
@@ -297,12 +297,18 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]> {
-    return restorePostgresRecords(this.#access, records);
+    return restorePostgresRecords(this.#access, records).finally(() => this.#kept.changed());
   }
 
-  /** From the counts kept in the write transaction (postgres-tally.ts), in one statement: a few rows read whatever the log's size. */
+  /**
+   * From the counts kept in the write transaction (postgres-tally.ts), in one
+   * statement: a few rows read whatever the log's size; kept until the log
+   * changes or the cutoffs pass a record (kept-reads.ts).
+   */
   tally(cutoffs: readonly Date[]): Promise<Tally> {
-    return withinDeadline(this.#store, () => tallyOf(this.#sql, this.#table.name, this.spec, cutoffs, (record) => this.#ordered(record)));
+    return withinDeadline(this.#store, () =>
+      this.#kept.tally(cutoffs, () => tallyOf(this.#sql, this.#table.name, this.spec, cutoffs, (record) => this.#ordered(record))),
+    );
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
@@ -363,6 +369,6 @@ export class PostgresRecords implements KeyedRecords {
     await this.#flushing;
     this.#listeners.clear();
     this.#onErrors.clear();
-    await this.#stop();
+    await Promise.all([this.#stop(), this.#kept.close()]);
   }
 }
