@@ -122,8 +122,10 @@ CREATE INDEX entries_time ON entries (((record->>'registered_at') COLLATE "C"));
 
 -- The statement that counts the rows of \`source\` (a table, or a trigger's
 -- transition table) into the tally tables. A field's value counts only when
--- it is a non-empty JSON string, as the data dir's index counts it.
-CREATE FUNCTION tally_statement(log text, source text, time_field text, by_field text, distinct_field text) RETURNS text
+-- it is a non-empty JSON string, as the data dir's index counts it. With
+-- \`fresh\` (tables that hold nothing of the log yet) it adds rows without
+-- looking for rows to update: much faster over a whole table.
+CREATE FUNCTION tally_statement(log text, source text, time_field text, by_field text, distinct_field text, fresh boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $f$
 SELECT format($s$
 WITH r AS (
@@ -135,19 +137,22 @@ WITH r AS (
 ), groups AS (
   INSERT INTO tally_groups AS t (log, grp, count, newest, earliest)
   SELECT %1$L, grp, count(*), max(event_id), min(at) FROM r GROUP BY grp
-  ON CONFLICT (log, grp) DO UPDATE SET count = t.count + excluded.count, newest = greatest(t.newest, excluded.newest), earliest = least(t.earliest, excluded.earliest)
+  %6$s
 ), distincts AS (
   INSERT INTO tally_distinct (log, grp, value)
   SELECT DISTINCT %1$L, grp, other FROM r WHERE grp <> '' AND other <> ''
-  ON CONFLICT DO NOTHING
+  %7$s
 )
 INSERT INTO tally_buckets AS t (log, width, bucket, grp, count)
 SELECT %1$L, w.width, left(r.at, w.width), r.grp, count(*)
 FROM r CROSS JOIN (VALUES (10), (13), (16), (19)) AS w (width)
 WHERE r.at IS NOT NULL
 GROUP BY 2, 3, 4
-ON CONFLICT (log, width, bucket, grp) DO UPDATE SET count = t.count + excluded.count
-$s$, log, time_field, by_field, distinct_field, source)
+%8$s
+$s$, log, time_field, by_field, distinct_field, source,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT (log, grp) DO UPDATE SET count = t.count + excluded.count, newest = greatest(t.newest, excluded.newest), earliest = least(t.earliest, excluded.earliest)' ELSE '' END,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT DO NOTHING' ELSE '' END,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT (log, width, bucket, grp) DO UPDATE SET count = t.count + excluded.count' ELSE '' END)
 $f$;
 
 -- After each INSERT statement on a log, in its transaction (writers hold the
@@ -156,7 +161,7 @@ $f$;
 -- keeps ('' for none).
 CREATE FUNCTION tally_inserted() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-  EXECUTE tally_statement(TG_ARGV[0], 'inserted', TG_ARGV[1], TG_ARGV[2], TG_ARGV[3]);
+  EXECUTE tally_statement(TG_ARGV[0], 'inserted', TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], false);
   RETURN NULL;
 END
 $f$;
@@ -169,9 +174,10 @@ CREATE TRIGGER entries_tally AFTER INSERT ON entries REFERENCING NEW TABLE AS in
 -- The rows stored before this version, counted once (the migration holds
 -- the logs' tables locked, so no write runs between the count and the trigger).
 LOCK TABLE completions, entries IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL work_mem = '64MB';
 DO $d$ BEGIN
-  EXECUTE tally_statement('completions', 'completions', 'completed_at', 'assignee', 'board');
-  EXECUTE tally_statement('entries', 'entries', 'registered_at', '', '');
+  EXECUTE tally_statement('completions', 'completions', 'completed_at', 'assignee', 'board', true);
+  EXECUTE tally_statement('entries', 'entries', 'registered_at', '', '', true);
 END $d$;
 `,
   },
