@@ -46,6 +46,8 @@ export interface MigrateResult {
 export async function migrate(sql: Sql, store: string, estateVersion: string, target = SCHEMA_VERSION): Promise<MigrateResult> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATE_LOCK[0]}, ${MIGRATE_LOCK[1]})`;
+    // A migration that counts a large table takes longer than estate's statement timeout (connect.ts).
+    await tx`SET LOCAL statement_timeout = 0`;
     await tx`CREATE TABLE IF NOT EXISTS schema_version (
       version integer PRIMARY KEY,
       description text NOT NULL,
