@@ -174,8 +174,9 @@ try {
         const result = await autocannon({ url: p.server.url + route, connections: 10, duration: seconds, headers: { 'X-API-Key': KEY } });
         const used = cpuOf(p.name, route);
         const cpuAfter = cpuMs(p);
-        used.ms += cpuAfter.server - cpuBefore.server + cpuAfter.cluster - cpuBefore.cluster;
-        used.cluster += cpuAfter.cluster - cpuBefore.cluster;
+        used.ms += cpuAfter.server - cpuBefore.server + Math.max(0, cpuAfter.cluster - cpuBefore.cluster);
+        // A cluster process that ended during the run takes its CPU time with it: never below 0.
+        used.cluster += Math.max(0, cpuAfter.cluster - cpuBefore.cluster);
         used.requests += result.requests.total;
         rpsOf(p.name, route).push(result.requests.average);
         errors += result.errors + result.non2xx;
