@@ -52,6 +52,8 @@ const AGGREGATES = ['/summary', '/estate/agents'];
 /** Clock ticks per second of /proc's CPU times (getconf CLK_TCK). */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const FEEDS = ['/work/feed', '/work/feed?board=board-3'];
+/** The routes measured (BENCH_ROUTES=/work/feed,… for some of them). */
+const ROUTES = process.env.BENCH_ROUTES ? process.env.BENCH_ROUTES.split(',') : [...AGGREGATES, ...FEEDS];
 
 register();
 const { startPostgres } = await import('../test/helpers/postgres.ts');
@@ -146,13 +148,13 @@ try {
     const [a, b] = await Promise.all(pair.map((p) => get(p.server, route)));
     if (comparable(route, a.body) !== comparable(route, b.body)) differing.push(route);
   }
-  for (let i = 0; i < 20; i++) for (const route of [...AGGREGATES, ...FEEDS]) for (const p of pair) await get(p.server, route);
+  for (let i = 0; i < 20; i++) for (const route of ROUTES) for (const p of pair) await get(p.server, route);
 
   log('latency…');
   const times = new Map();
   const timesOf = (name, route) => times.get(`${name} ${route}`) ?? times.set(`${name} ${route}`, []).get(`${name} ${route}`);
   for (let i = 0; i < requests; i++) {
-    for (const route of [...AGGREGATES, ...FEEDS]) {
+    for (const route of ROUTES) {
       for (const p of i % 2 ? [...pair].reverse() : pair) timesOf(p.name, route).push((await get(p.server, route)).ms);
     }
   }
@@ -168,7 +170,7 @@ try {
   const cpuMs = (p) => ({ server: cpuTimeMs(p.server.child.pid), cluster: p.server === onPg ? clusterCpuMs(postmaster) : 0 });
   let errors = 0;
   for (let round = 0; round < rounds; round++) {
-    for (const route of [...AGGREGATES, ...FEEDS]) {
+    for (const route of ROUTES) {
       for (const p of round % 2 ? [...pair].reverse() : pair) {
         const cpuBefore = cpuMs(p);
         const result = await autocannon({ url: p.server.url + route, connections: 10, duration: seconds, headers: { 'X-API-Key': KEY } });
@@ -197,7 +199,7 @@ try {
   console.log('');
   console.log('| route | data dir p50 (ms) | PostgreSQL p50 (ms) | p50 PG / dir | data dir p99 | PostgreSQL p99 | data dir req/s | PostgreSQL req/s | req/s PG / dir |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const route of [...AGGREGATES, ...FEEDS]) {
+  for (const route of ROUTES) {
     const [d, q] = pair.map((p) => timesOf(p.name, route));
     const [rd, rq] = pair.map((p) => median(rpsOf(p.name, route)));
     console.log(
@@ -209,7 +211,7 @@ try {
   console.log('');
   console.log('| route | data dir | PostgreSQL | of which the cluster | PG / dir |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const route of [...AGGREGATES, ...FEEDS]) {
+  for (const route of ROUTES) {
     const [d, q] = pair.map((p) => cpuOf(p.name, route));
     const per = (u, ms) => ms / Math.max(1, u.requests);
     console.log(`| \`${route}\` | ${per(d, d.ms).toFixed(3)} | ${per(q, q.ms).toFixed(3)} | ${per(q, q.cluster).toFixed(3)} | ${(per(q, q.ms) / per(d, d.ms)).toFixed(2)} |`);
