@@ -92,7 +92,7 @@ test('PostgreSQL tallies what the data dir does, at cutoffs in the same second, 
   assert.equal(tally.count, 120);
   assert.deepEqual(tally.groups.map((g) => g.value).sort(), ['ana', 'bo', 'cy'], 'a record with an empty assignee is counted in no group');
   // Cutoffs that move as the clock does, across records and between them: a tally kept for earlier cutoffs answers only where it still holds.
-  for (let at = BASE - 2 * SECOND; at <= BASE + 2 * SECOND; at += 97) await assertSameTally(pgStore, dirStore, [new Date(at), new Date(at - HOUR)]);
+  for (let now = BASE - 2 * SECOND; now <= BASE + 2 * SECOND; now += 97) await assertSameTally(pgStore, dirStore, [new Date(now), new Date(now - HOUR)]);
 
   // Writes one at a time, and a replay that stores nothing.
   for (const store of [pgStore, dirStore]) {
