@@ -19,7 +19,10 @@
 // trends log, and another writer appends a point to it every N ms while
 // /trends is driven: answers cannot be the same as the last),
 // BENCH_COMPLETIONS=1000000. Writes are measured by bench/writes.mjs, which
-// counts every acknowledged write against the log.
+// counts every acknowledged write against the log. BENCH_PARTS=postgres
+// (not run by default: it needs Debian's postgresql package) runs
+// bench/postgres-reads.mjs, the aggregates and feeds on PostgreSQL beside
+// the data dir.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -202,6 +205,12 @@ if (parts.has('writes')) {
   writes = spawnSync(process.execPath, [path.join(root, 'bench', 'writes.mjs'), '--seconds', String(seconds), '--concurrency', '64'], { env, encoding: 'utf8' });
 }
 
+let postgresReads;
+if (parts.has('postgres')) {
+  log('PostgreSQL aggregates and feeds beside the data dir (bench/postgres-reads.mjs)…');
+  postgresReads = spawnSync(process.execPath, [path.join(root, 'bench', 'postgres-reads.mjs')], { env, encoding: 'utf8' });
+}
+
 let cliRows;
 if (parts.has('cold')) {
   log('CLI cold start…');
@@ -252,5 +261,6 @@ if (feedRows.length) {
   console.log(`\nFirst filtered read after start (answered while the index builds): ${indexSeconds.toFixed(2)} s; the whole index built ${indexBuiltSeconds.toFixed(1)} s after start`);
 }
 if (writes) console.log(`\n\`\`\`\n${writes.stdout.trim() || writes.stderr.trim()}\n\`\`\``);
+if (postgresReads) console.log(`\n${postgresReads.stdout.trim() || postgresReads.stderr.trim()}`);
 if (rss.length) console.log(`\n${table(['server', 'RSS MB', 'peak RSS MB (since start)'], rss)}`);
 if (cliRows) console.log(`\n${table(['cold start (NODE_EXTRA_CA_CERTS unset)', 'median wall ms', '× node -e 0 (median of pairs)'], cliRows)}`);

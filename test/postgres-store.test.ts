@@ -43,11 +43,11 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
   const dir = await tempDataDir(t);
   const first = await runEstate(['migrate', '--store', pg.urlWithoutPassword, '--data-dir', dir], { env: { PGPASSWORD: pg.password } });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, new RegExp(`^applied 1: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
+  assert.match(first.stdout, new RegExp(`^applied 1: .+\\napplied 2: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
   const tables = await query(pg, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
   assert.deepEqual(
     tables.map((r) => r.table_name),
-    ['api_keys', 'completions', 'entries', 'schema_version', 'token_secret', 'training_runs'],
+    ['api_keys', 'completions', 'entries', 'schema_version', 'tally_buckets', 'tally_distinct', 'tally_groups', 'token_secret', 'training_runs'],
   );
 
   const passfile = path.join(dir, 'pgpass');
@@ -59,7 +59,10 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
   const versions = await query(pg, 'SELECT version, applied_by FROM schema_version ORDER BY version');
   assert.deepEqual(
     versions.map((r) => [r.version, r.applied_by]),
-    [[1, `estate ${VERSION}`]],
+    [
+      [1, `estate ${VERSION}`],
+      [2, `estate ${VERSION}`],
+    ],
   );
 });
 
@@ -85,7 +88,7 @@ test('a store without the schema: estate serve refuses to start and says to run 
   const dir = await tempDataDir(t);
   const serve = await runEstate(['serve', '--port', '0', '--data-dir', dir, '--store', pg.url]);
   assert.equal(serve.code, 2, serve.stderr);
-  assert.match(serve.stderr, /has no estate schema yet; this estate needs version 1: run estate migrate/);
+  assert.match(serve.stderr, new RegExp(`has no estate schema yet; this estate needs version ${SCHEMA_VERSION}: run estate migrate`));
   assert.ok(!serve.stderr.includes(pg.password));
 
   const feed = await runEstate(['work', 'feed', '--data-dir', dir, '--store', pg.url]);

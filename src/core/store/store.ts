@@ -96,8 +96,8 @@ export interface KeyedRecords {
    * with `spec.tally`, the same per value of its `by` field, with the newest
    * record of each value and the distinct values of its `distinct` field.
    * For the dashboard's aggregates. The data dir answers from its log index,
-   * kept current, without reading the records again; PostgreSQL counts with
-   * one query that scans the table on every call.
+   * kept current, without reading the records again; PostgreSQL from counts
+   * a trigger keeps in each write's transaction (postgres/postgres-tally.ts).
    */
   tally(cutoffs: readonly Date[]): Promise<Tally>;
 }

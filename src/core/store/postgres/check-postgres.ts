@@ -19,6 +19,10 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   api_keys: ['SELECT', 'INSERT', 'UPDATE'],
   token_secret: ['SELECT', 'INSERT'],
   schema_version: ['SELECT'],
+  // Kept by the trigger of each INSERT into completions and entries, as the role that inserts (migrations.ts, version 2).
+  tally_groups: ['SELECT', 'INSERT', 'UPDATE'],
+  tally_distinct: ['SELECT', 'INSERT'],
+  tally_buckets: ['SELECT', 'INSERT', 'UPDATE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */

@@ -40,11 +40,14 @@ export interface MigrateResult {
 /**
  * Applies the pending migrations in one transaction (all or none), under a
  * lock so two runs at once apply each once. Refuses a database whose schema
- * is newer than this build's.
+ * is newer than this build's. `target` stops at that version (a database as
+ * an older estate left it, for the tests of an upgrade).
  */
-export async function migrate(sql: Sql, store: string, estateVersion: string): Promise<MigrateResult> {
+export async function migrate(sql: Sql, store: string, estateVersion: string, target = SCHEMA_VERSION): Promise<MigrateResult> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATE_LOCK[0]}, ${MIGRATE_LOCK[1]})`;
+    // A migration that counts a large table takes longer than estate's statement timeout (connect.ts).
+    await tx`SET LOCAL statement_timeout = 0`;
     await tx`CREATE TABLE IF NOT EXISTS schema_version (
       version integer PRIMARY KEY,
       description text NOT NULL,
@@ -56,12 +59,12 @@ export async function migrate(sql: Sql, store: string, estateVersion: string): P
     if (from > SCHEMA_VERSION) checkSchemaVersion(from, store);
     const applied: MigrateResult['applied'] = [];
     for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
-      if (m.version <= from) continue;
+      if (m.version <= from || m.version > target) continue;
       await tx.unsafe(m.sql);
       await tx`INSERT INTO schema_version (version, description, applied_by) VALUES (${m.version}, ${m.description}, ${`estate ${estateVersion}`})`;
       applied.push({ version: m.version, description: m.description });
     }
-    return { from, to: Math.max(from, SCHEMA_VERSION), applied };
+    return { from, to: Math.max(from, applied.at(-1)?.version ?? from), applied };
   });
 }
 

@@ -12,6 +12,12 @@
 // - training_runs: one row per run, listed per user.
 // - api_keys: the credential store (hashes only), in creation order by `seq`.
 // - token_secret: the one token signing key (row id 1).
+// - tally_groups, tally_distinct, tally_buckets (version 2): the counts of
+//   each record log (KeyedRecords.tally), kept by a trigger in the
+//   transaction of every INSERT into completions or entries, so the
+//   dashboard's aggregates read a few rows whatever the log's size. Rows are
+//   only ever inserted into the logs (estate neither updates nor deletes
+//   them); a row deleted by hand stays counted. See postgres-tally.ts.
 
 export interface Migration {
   version: number;
@@ -73,6 +79,106 @@ CREATE TABLE token_secret (
   secret bytea NOT NULL CHECK (length(secret) = 32),
   created_at timestamptz NOT NULL DEFAULT now()
 );
+`,
+  },
+  {
+    version: 2,
+    description: 'counts of completions and entries kept on every write, for the aggregates; counted now for the rows already stored',
+    sql: `
+-- Per log (its table's name) and group (the value of its grouping field, an
+-- agent's name; '' for records in no group): how many records, the event id
+-- of the newest, the earliest time (compared as text: estate writes times
+-- as toISOString() gives them).
+CREATE TABLE tally_groups (
+  log text NOT NULL,
+  grp text NOT NULL,
+  count bigint NOT NULL,
+  newest bigint NOT NULL,
+  earliest text COLLATE "C",
+  PRIMARY KEY (log, grp)
+);
+-- Per group, the distinct values of another field (the boards an agent worked on).
+CREATE TABLE tally_distinct (
+  log text NOT NULL,
+  grp text NOT NULL,
+  value text NOT NULL,
+  PRIMARY KEY (log, grp, value)
+);
+-- How many records of a group have a time that begins with \`bucket\`, its
+-- first \`width\` characters: 10 (the day), 13 (the hour), 16 (the minute)
+-- or 19 (the second). A count since any instant adds up a few buckets of
+-- each width and the records of one second (postgres-tally.ts).
+CREATE TABLE tally_buckets (
+  log text NOT NULL,
+  width smallint NOT NULL,
+  bucket text COLLATE "C" NOT NULL,
+  grp text NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (log, width, bucket, grp)
+);
+-- The records of one second, found by their time.
+CREATE INDEX completions_time ON completions (((record->>'completed_at') COLLATE "C"));
+CREATE INDEX entries_time ON entries (((record->>'registered_at') COLLATE "C"));
+
+-- The statement that counts the rows of \`source\` (a table, or a trigger's
+-- transition table) into the tally tables. A field's value counts only when
+-- it is a non-empty JSON string, as the data dir's index counts it. With
+-- \`fresh\` (tables that hold nothing of the log yet) it adds rows without
+-- looking for rows to update: much faster over a whole table.
+CREATE FUNCTION tally_statement(log text, source text, time_field text, by_field text, distinct_field text, fresh boolean) RETURNS text
+LANGUAGE sql IMMUTABLE AS $f$
+SELECT format($s$
+WITH r AS (
+  SELECT event_id,
+    CASE WHEN %3$L <> '' AND jsonb_typeof(record->%3$L) = 'string' THEN record->>%3$L ELSE '' END AS grp,
+    CASE WHEN %4$L <> '' AND jsonb_typeof(record->%4$L) = 'string' THEN record->>%4$L ELSE '' END AS other,
+    CASE WHEN jsonb_typeof(record->%2$L) = 'string' THEN (record->>%2$L) COLLATE "C" END AS at
+  FROM %5$I
+), groups AS (
+  INSERT INTO tally_groups AS t (log, grp, count, newest, earliest)
+  SELECT %1$L, grp, count(*), max(event_id), min(at) FROM r GROUP BY grp
+  %6$s
+), distincts AS (
+  INSERT INTO tally_distinct (log, grp, value)
+  SELECT DISTINCT %1$L, grp, other FROM r WHERE grp <> '' AND other <> ''
+  %7$s
+)
+INSERT INTO tally_buckets AS t (log, width, bucket, grp, count)
+SELECT %1$L, w.width, left(r.at, w.width), r.grp, count(*)
+FROM r CROSS JOIN (VALUES (10), (13), (16), (19)) AS w (width)
+WHERE r.at IS NOT NULL
+GROUP BY 2, 3, 4
+%8$s
+$s$, log, time_field, by_field, distinct_field, source,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT (log, grp) DO UPDATE SET count = t.count + excluded.count, newest = greatest(t.newest, excluded.newest), earliest = least(t.earliest, excluded.earliest)' ELSE '' END,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT DO NOTHING' ELSE '' END,
+  CASE WHEN NOT fresh THEN 'ON CONFLICT (log, width, bucket, grp) DO UPDATE SET count = t.count + excluded.count' ELSE '' END)
+$f$;
+
+-- After each INSERT statement on a log, in its transaction (writers hold the
+-- log's lock there): its new rows counted. Arguments: the log, its time
+-- field, its grouping field and the field whose distinct values each group
+-- keeps ('' for none).
+CREATE FUNCTION tally_inserted() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE tally_statement(TG_ARGV[0], 'inserted', TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], false);
+  RETURN NULL;
+END
+$f$;
+
+CREATE TRIGGER completions_tally AFTER INSERT ON completions REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION tally_inserted('completions', 'completed_at', 'assignee', 'board');
+CREATE TRIGGER entries_tally AFTER INSERT ON entries REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION tally_inserted('entries', 'registered_at', '', '');
+
+-- The rows stored before this version, counted once (the migration holds
+-- the logs' tables locked, so no write runs between the count and the trigger).
+LOCK TABLE completions, entries IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL work_mem = '64MB';
+DO $d$ BEGIN
+  EXECUTE tally_statement('completions', 'completions', 'completed_at', 'assignee', 'board', true);
+  EXECUTE tally_statement('entries', 'entries', 'registered_at', '', '', true);
+END $d$;
 `,
   },
 ];

@@ -33,6 +33,11 @@ export class Notifications {
     for (const wakes of this.#channels.values()) for (const wake of wakes) wake();
   }
 
+  /** Whether the current connection listens on `channel` (a notification sent now reaches its `wake`). */
+  isLive(channel: string): boolean {
+    return this.#live.has(channel);
+  }
+
   async listen(channel: string, wake: () => void): Promise<() => Promise<void>> {
     let wakes = this.#channels.get(channel);
     if (!wakes) this.#channels.set(channel, (wakes = new Set()));

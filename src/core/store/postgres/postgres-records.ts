@@ -3,10 +3,12 @@ import type { FacetFilter, FacetValue } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
-import type { KeyedRecords, RecordPage, RestoreResult, Tally, TallyGroup } from '../store.ts';
+import type { KeyedRecords, RecordPage, RestoreResult, Tally } from '../store.ts';
 import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
+import { KeptReads, MAX_KEPT_PAGE } from './kept-reads.ts';
 import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
+import { tallyOf } from './postgres-tally.ts';
 
 // A keyed record log in a table of migrations.ts (completions, entries).
 //
@@ -74,6 +76,8 @@ export class PostgresRecords implements KeyedRecords {
   #poll: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #starting: Promise<void> | undefined;
+  /** Pages and tallies read, for the next reads until the log changes. */
+  readonly #kept: KeptReads;
 
   constructor(sql: Sql, spec: KeyedLogSpec, table: RecordsTable, store: string, notifications: () => Notifications) {
     this.#sql = sql;
@@ -82,6 +86,7 @@ export class PostgresRecords implements KeyedRecords {
     this.#store = store;
     this.#notifications = notifications;
     this.#columns = [...new Set([...spec.key, ...spec.facets])];
+    this.#kept = new KeptReads(notifications, this.#channel);
   }
 
   get #channel(): string {
@@ -116,8 +121,11 @@ export class PostgresRecords implements KeyedRecords {
         const batch = this.#pending.splice(0, MAX_BATCH);
         try {
           const results = await withinDeadline(this.#store, () => this.#writeBatch(batch));
+          this.#kept.changed();
           batch.forEach((w, i) => w.resolve(results[i] as KeyedWriteResult));
         } catch (err) {
+          // It may have committed.
+          this.#kept.changed();
           for (const w of batch) w.reject(err);
         }
       }
@@ -182,8 +190,16 @@ export class PostgresRecords implements KeyedRecords {
     });
   }
 
+  /** Pages of up to MAX_KEPT_PAGE records are kept until the log changes (kept-reads.ts). */
   newest(limit: number, where?: FacetFilter): Promise<LogPage> {
-    return withinDeadline(this.#store, async () => ({ records: await this.#lastRecords(where, '0', limit), skipped: 0 }));
+    const read = () => this.#lastRecords(where, '0', limit);
+    // A filter by predicate (the garden's content types) has no key to keep its page by.
+    const keyed = where === undefined || 'value' in where;
+    return withinDeadline(this.#store, async () => {
+      const records =
+        keyed && limit > 0 && limit <= MAX_KEPT_PAGE ? await this.#kept.page(JSON.stringify([this.#facetColumn(where) ?? null, where?.value ?? null, limit]), read) : await read();
+      return { records, skipped: 0 };
+    });
   }
 
   get(id: string): Promise<JsonRecord | undefined> {
@@ -322,52 +338,18 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   restore(records: readonly JsonRecord[]): Promise<RestoreResult<JsonRecord>[]> {
-    return restorePostgresRecords(this.#access, records);
+    return restorePostgresRecords(this.#access, records).finally(() => this.#kept.changed());
   }
 
   /**
-   * Counted by the database over every row (a scan of the table per call:
-   * no index serves it), in one read-only snapshot so the totals and the
-   * groups agree. Times compare as text: estate stores them as
-   * `toISOString()` gives them, which sorts as it reads.
+   * From the counts kept in the write transaction (postgres-tally.ts), in one
+   * statement: a few rows read whatever the log's size; kept until the log
+   * changes or the cutoffs pass a record (kept-reads.ts).
    */
   tally(cutoffs: readonly Date[]): Promise<Tally> {
-    const { spec } = this;
-    const table = this.#table.name;
-    // Field names come from the spec (constants of this program), never from a request.
-    const time = `record->>'${spec.time}'`;
-    const params = cutoffs.map((c) => c.toISOString());
-    const since = cutoffs.map((_, i) => `, count(*) FILTER (WHERE ${time} >= $${i + 1})::int AS s${i}`).join('');
-    const sinceOf = (row: Record<string, unknown>) => cutoffs.map((_, i) => Number(row[`s${i}`] ?? 0));
-    return withinDeadline(this.#store, () => transaction(this.#sql, async (tx) => {
-      await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`;
-      const [total] = await tx.unsafe(`SELECT count(*)::int AS count, min(${time}) AS earliest${since} FROM ${table}`, params);
-      const groups: TallyGroup[] = [];
-      if (spec.tally) {
-        const by = `record->>'${spec.tally.by}'`;
-        const distinct = `record->>'${spec.tally.distinct}'`;
-        const rows = await tx.unsafe(
-          `SELECT ${by} AS value, count(*)::int AS count${since}, ` +
-            `coalesce(array_agg(DISTINCT ${distinct}) FILTER (WHERE coalesce(${distinct}, '') <> ''), '{}') AS distinct_values, max(event_id) AS newest ` +
-            `FROM ${table} WHERE coalesce(${by}, '') <> '' GROUP BY 1`,
-          params,
-        );
-        const ids = rows.map((r) => String(r.newest));
-        const newest = new Map<string, JsonRecord>();
-        if (ids.length) {
-          for (const row of await tx`SELECT event_id, record FROM ${tx(table)} WHERE event_id IN ${tx(ids)}`) {
-            newest.set(String(row.event_id), this.#ordered(row.record as JsonRecord));
-          }
-        }
-        for (const row of rows) {
-          const record = newest.get(String(row.newest));
-          if (!record) continue;
-          groups.push({ value: String(row.value), count: Number(row.count), since: sinceOf(row), newest: record, distinct: [...(row.distinct_values as string[])].sort() });
-        }
-      }
-      const earliest = (total?.earliest as string | null) ?? null;
-      return { count: Number(total?.count ?? 0), since: total ? sinceOf(total) : cutoffs.map(() => 0), earliest, skipped: 0, groups };
-    }));
+    return withinDeadline(this.#store, () =>
+      this.#kept.tally(cutoffs, () => tallyOf(this.#sql, this.#table.name, this.spec, cutoffs, (record) => this.#ordered(record))),
+    );
   }
 
   /** Delivers what was committed since the cursor; one pass at a time (a call during a pass runs another after it). */
@@ -428,6 +410,6 @@ export class PostgresRecords implements KeyedRecords {
     await this.#flushing;
     this.#listeners.clear();
     this.#onErrors.clear();
-    await this.#stop();
+    await Promise.all([this.#stop(), this.#kept.close()]);
   }
 }
