@@ -4,7 +4,7 @@ import { type FileHandle, link, lstat, open, rename, unlink } from 'node:fs/prom
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EstateError } from '../errors.ts';
-import { type LockOwner, newLockOwner, parseLockOwner, pidIsComparable } from './lock-owner.ts';
+import { type LockOwner, newLockOwner, ownerProcess, parseLockOwner } from './lock-owner.ts';
 
 const RETRY_MS = 5;
 /** At most this much of a lock file is read: an owner line is far shorter. */
@@ -31,22 +31,26 @@ export interface HeldLock {
 /**
  * Runs `fn` while holding an inter-process lock: a lock file created with
  * O_EXCL holding one JSON line naming its owner (host, boot id, PID
- * namespace, pid, random token; see lock-owner.ts), kept open and touched
- * every `heartbeatMs` while held.
+ * namespace, pid, process start time, random token; see lock-owner.ts),
+ * kept open and touched every `heartbeatMs` while held.
  *
- * A waiter breaks a lock when its owner is provably dead (its pid is dead
- * and it was taken in this host, boot and PID namespace), or when the lock
- * file has not changed (inode, mtime, ctime, size) for `staleMs` measured by
- * the waiter's monotonic clock: no foreign clock or pid is ever trusted, so a
- * holder in another container or host, or a lock with an mtime in the
- * future, is judged only by its heartbeat. An old-format lock (a bare pid)
- * is judged by its heartbeat alone.
+ * Whose pid can be judged here (taken in this host, boot and PID namespace)
+ * is judged by its process alone: gone (its pid dead, or reused by a process
+ * started at another time) frees the lock at once; running keeps it, however
+ * slow the holder is. Any other lock (another container or host, an older
+ * estate's line, a bare pid) is stale once its file has not changed (inode,
+ * mtime, ctime, size) for `staleMs` measured by the waiter's monotonic
+ * clock: no foreign clock or pid is ever trusted, so such a lock, or one
+ * with an mtime in the future, is judged only by its heartbeat.
  *
  * Breaking is serialised (the breaker takes `<lock>.break` with O_EXCL) and
- * checked: the breaker moves the lock file aside, and removes it only if it
- * is the very file it saw stale, else puts it back. A holder releases only
- * its own file (the same inode, which its open handle pins). A holder that
- * finds its lock broken aborts `lock.signal`, and `lock.check()` throws.
+ * checked: the breaker looks at the lock file again, moves it aside only if
+ * it is still the file it saw stale (same inode, mtime, size and token), and
+ * removes it only if the file moved is that one, else puts it back. A holder
+ * releases only its own file (the same inode, which its open handle pins). A
+ * holder that finds its lock broken aborts `lock.signal`, and `lock.check()`
+ * throws: call it right before the write it guards (see writeFileAtomic's
+ * `beforeReplace`).
  */
 export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const { timeoutMs = 10_000, staleMs = 5_000, heartbeatMs = 1_000 } = options;
@@ -208,25 +212,43 @@ interface StaleLock {
 /** Per lock file, the last state a waiter of this process saw and since when (monotonic ms). */
 const sightings = new Map<string, { state: string; since: number }>();
 
-/** The lock file as it is when stale (owner provably dead, or unchanged for `staleMs` as we watched it); else undefined. */
+/**
+ * The lock file as it is when stale, else undefined: its owner's process is
+ * gone (ownerProcess), or it is not known to run and the file has not
+ * changed for `staleMs` as we watched it. A holder known to run here is never
+ * stale, however long it holds the lock: it may be slow, and a lock broken
+ * under a live holder is two writers at once.
+ */
 async function staleLock(lockFile: string, staleMs: number): Promise<StaleLock | undefined> {
+  const seen = await inspect(lockFile);
+  if (!seen) {
+    sightings.delete(lockFile);
+    return undefined;
+  }
+  const holder = seen.owner ? ownerProcess(seen.owner) : 'unknown';
+  if (holder === 'running') return undefined;
+  const now = performance.now();
+  let sighting = sightings.get(lockFile);
+  if (sighting?.state !== seen.state) sightings.set(lockFile, (sighting = { state: seen.state, since: now }));
+  return holder === 'gone' || now - sighting.since >= staleMs ? seen.lock : undefined;
+}
+
+/** The lock file in place now, read without following a link (a planted link is a file of no known owner); undefined when there is none. */
+async function inspect(lockFile: string): Promise<{ lock: StaleLock; owner: LockOwner | undefined; state: string } | undefined> {
   let handle: FileHandle | undefined;
   try {
     handle = await open(lockFile, READ_NOFOLLOW);
   } catch (err) {
-    if (isCode(err, 'ENOENT')) sightings.delete(lockFile);
     if (!isCode(err, 'ELOOP')) return undefined;
   }
   try {
     const info = handle ? await handle.stat() : await lstat(lockFile);
     const owner = handle ? parseLockOwner(await readOwnerLine(handle)) : undefined;
-    const state = `${info.dev}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`;
-    const now = performance.now();
-    let seen = sightings.get(lockFile);
-    if (seen?.state !== state) sightings.set(lockFile, (seen = { state, since: now }));
-    const dead = owner !== undefined && pidIsComparable(owner) && !isAlive(owner.pid);
-    if (!dead && now - seen.since < staleMs) return undefined;
-    return { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, size: info.size, token: owner?.token };
+    return {
+      lock: { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, size: info.size, token: owner?.token },
+      owner,
+      state: `${info.dev}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`,
+    };
   } catch {
     return undefined;
   } finally {
@@ -234,7 +256,14 @@ async function staleLock(lockFile: string, staleMs: number): Promise<StaleLock |
   }
 }
 
-/** Removes `lockFile` if it is still the stale file seen; one breaker at a time. */
+/**
+ * Removes `lockFile` if it is still the stale file seen; one breaker at a
+ * time. The file in place is looked at again under `<lock>.break` before it
+ * is moved: an owner found gone may have released its lock a moment before
+ * it exited, and the file there now, maybe on the same inode, is a live
+ * successor's (another token), which must never leave its place, not even
+ * for the instant of a move.
+ */
 async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): Promise<void> {
   const breakFile = `${lockFile}.break`;
   const breaker = await tryCreate(breakFile, newLockOwner());
@@ -246,7 +275,8 @@ async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): P
     return;
   }
   try {
-    await removeIf(lockFile, isStill(seen)).catch(() => {});
+    const now = await inspect(lockFile);
+    if (now && sameLock(now.lock, seen)) await removeIf(lockFile, isStill(seen)).catch(() => {});
   } finally {
     const mine = await breaker.stat().catch(() => undefined);
     if (mine) await removeIf(breakFile, (info) => info.ino === mine.ino && info.dev === mine.dev).catch(() => {});
@@ -254,18 +284,13 @@ async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): P
   }
 }
 
+function sameLock(a: StaleLock, b: StaleLock): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.mtimeMs === b.mtimeMs && a.size === b.size && a.token === b.token;
+}
+
 function isStill(seen: StaleLock): (info: Stats, text: () => Promise<string>) => Promise<boolean> {
   return async (info, text) => {
     if (info.ino !== seen.ino || info.dev !== seen.dev || info.mtimeMs !== seen.mtimeMs || info.size !== seen.size) return false;
-    return seen.token === undefined || parseLockOwner(await text())?.token === seen.token;
+    return parseLockOwner(await text())?.token === seen.token;
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return isCode(err, 'EPERM');
-  }
 }
