@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createKey } from '../src/core/keys/key-store.ts';
+import { createKey, listKeys } from '../src/core/keys/key-store.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { readResponse, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
 
 // The key store as a field probe drives it: `estate keys create` and `estate
 // keys revoke` processes all at once while a server authenticates every key
@@ -22,7 +23,12 @@ const CREATES = 14;
 const REVOKES = 5;
 
 const idOf = (key: string) => /^est_([0-9a-f]{12})_/.exec(key)?.[1] as string;
-const statusWith = async (server: TestServer, key: string) => (await server.get('/trends', { 'X-API-Key': key })).status;
+
+/** GET `route` with `key`: with no deadline of its own (a busy machine may hold one for seconds; the test's timeout bounds it). */
+async function get(server: TestServer, route: string, key?: string): Promise<TestResponse> {
+  return readResponse(await fetch(server.url + route, { headers: key ? { 'X-API-Key': key } : {} }));
+}
+const statusWith = async (server: TestServer, key: string) => (await get(server, '/trends', key)).status;
 
 for (let round = 1; round <= ROUNDS; round++) {
   test(`round ${round}: concurrent keys create/revoke under a live server lose nothing, and a torn store is refused at once`, { timeout: 120_000 }, async (t) => {
@@ -53,7 +59,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     await hammer;
     for (const w of writers) assert.equal(w.code, 0, `${w.what}: ${w.stderr}`);
 
-    const listed = await runEstate(['keys', 'list', '--json', '--data-dir', dir]);
+    const listed = await runEstate(['keys', 'list', '--json', '--data-dir', dir], { timeoutMs: 60_000 });
     assert.equal(listed.code, 0, listed.stderr);
     const byId = new Map<string, { revoked_at: string | null }>(listed.json.items.map((k: { key_id: string; revoked_at: string | null }) => [k.key_id, k]));
     const all = [...keys, ...created];
@@ -72,11 +78,11 @@ for (let round = 1; round <= ROUNDS; round++) {
     const torn = readFileSync(file).subarray(0, 100);
     writeFileSync(file, torn);
 
-    const next = await server.get('/trends', { 'X-API-Key': unused[0] as string });
+    const next = await get(server, '/trends', unused[0]);
     assert.equal(next.status, 503, `the very next request: ${next.text}`);
     assert.match(next.json.detail, /^the credential store is corrupt: /);
     assert.ok(!next.text.includes('keys.json') && !next.text.includes(dir), `no file name or path: ${next.text}`);
-    const ready = await server.get('/readyz');
+    const ready = await get(server, '/readyz');
     assert.equal(ready.status, 503, ready.text);
     assert.equal(ready.json.detail, 'not ready: credential_store failed (corrupt)');
     // Once the server has ended every write it had under way, the torn store is still there.
@@ -84,3 +90,58 @@ for (let round = 1; round <= ROUNDS; round++) {
     assert.deepEqual(readFileSync(file), torn, 'no write put the old store back');
   });
 }
+
+/** Runs `hook` once, the next time a file is fsync'd in this process: in a writer of keys.json, after it read the file and before it replaces it. */
+async function onNextSync(t: { after: (fn: () => void) => void }, hook: () => void): Promise<void> {
+  const probe = await open(process.execPath, 'r');
+  const proto = Object.getPrototypeOf(probe) as { sync: (this: FileHandle) => Promise<void> };
+  await probe.close();
+  const sync = proto.sync;
+  proto.sync = async function (this: FileHandle) {
+    proto.sync = sync;
+    await sync.call(this);
+    hook();
+  };
+  t.after(() => (proto.sync = sync));
+}
+
+test('a write of keys.json never undoes a change made while it was under way by a writer that does not take the lock', async (t) => {
+  const cases = [
+    {
+      name: 'a key added by hand: the new key is added beside it',
+      change: (file: string) => {
+        const store = JSON.parse(readFileSync(file, 'utf8'));
+        store.keys.push({ ...store.keys[0], key_id: 'aaaaaaaaaaaa', user_id: 'by-hand' });
+        writeFileSync(file, JSON.stringify(store));
+      },
+      check: async (dir: string, outcome: PromiseSettledResult<unknown>) => {
+        assert.equal(outcome.status, 'fulfilled');
+        assert.deepEqual(listKeys(dir).map((k) => k.user_id), ['first', 'by-hand', 'second']);
+      },
+    },
+    {
+      name: 'the store cut in place: nothing is written, the write fails naming the credential store',
+      change: (file: string) => writeFileSync(file, readFileSync(file).subarray(0, 100)),
+      check: async (dir: string, outcome: PromiseSettledResult<unknown>, changed?: Buffer) => {
+        assert.equal(outcome.status, 'rejected');
+        assert.match(String((outcome as PromiseRejectedResult).reason?.message), /^the credential store is corrupt/);
+        assert.deepEqual(readFileSync(path.join(dir, 'keys.json')), changed, 'the torn store is left as it is');
+      },
+    },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, async (t) => {
+      const dir = await tempDataDir(t);
+      await createKey(dir, { userId: 'first' });
+      const file = path.join(dir, 'keys.json');
+      let changed: Buffer | undefined;
+      await onNextSync(t, () => {
+        c.change(file);
+        changed = readFileSync(file);
+      });
+      const [outcome] = await Promise.allSettled([createKey(dir, { userId: 'second' })]);
+      assert.ok(changed, 'the change was made while the write was under way');
+      await c.check(dir, outcome as PromiseSettledResult<unknown>, changed);
+    });
+  }
+});

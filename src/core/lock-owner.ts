@@ -85,9 +85,11 @@ export function pidIsComparable(owner: LockOwner): boolean {
 export function ownerProcess(owner: LockOwner): 'running' | 'gone' | 'unknown' {
   if (!pidIsComparable(owner)) return 'unknown';
   if (!pidIsAlive(owner.pid)) return 'gone';
-  const start = owner.start === null ? null : processStart(owner.pid);
-  if (start === null) return pidIsAlive(owner.pid) ? 'unknown' : 'gone';
-  return start === owner.start ? 'running' : 'gone';
+  const stat = owner.start === null ? undefined : processStat(owner.pid);
+  // An exited holder not yet reaped by its parent (a zombie) holds nothing.
+  if (stat?.state === 'Z' || stat?.state === 'X') return 'gone';
+  if (stat?.start === undefined) return pidIsAlive(owner.pid) ? 'unknown' : 'gone';
+  return stat.start === owner.start ? 'running' : 'gone';
 }
 
 function pidIsAlive(pid: number): boolean {
@@ -99,10 +101,16 @@ function pidIsAlive(pid: number): boolean {
   }
 }
 
-/** Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parentheses); null where it cannot be read. */
+/** The start time of a process, else null. */
 function processStart(pid: number): string | null {
+  return processStat(pid)?.start ?? null;
+}
+
+/** Fields 3 (state) and 22 (start time) of /proc/<pid>/stat, read after the command name (which may hold spaces and parentheses); undefined where it cannot be read. */
+function processStat(pid: number): { state: string; start: string | undefined } | undefined {
   const stat = readOrNull(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const start = fields?.[19];
-  return start !== undefined && /^\d+$/.test(start) ? start : null;
+  if (stat === null) return undefined;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const start = fields[19];
+  return { state: fields[0] ?? '', start: start !== undefined && /^\d+$/.test(start) ? start : undefined };
 }
