@@ -258,11 +258,11 @@ async function inspect(lockFile: string): Promise<{ lock: StaleLock; owner: Lock
 
 /**
  * Removes `lockFile` if it is still the stale file seen; one breaker at a
- * time. The file in place is looked at again under `<lock>.break` before it
- * is moved: an owner found gone may have released its lock a moment before
- * it exited, and the file there now, maybe on the same inode, is a live
+ * time. The file in place is looked at again (removeIfStill) before it is
+ * moved: an owner found gone may have released its lock a moment before it
+ * exited, and the file there now, maybe on the same inode, is a live
  * successor's (another token), which must never leave its place, not even
- * for the instant of a move.
+ * for the instant of a move (a third writer could take the lock then).
  */
 async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): Promise<void> {
   const breakFile = `${lockFile}.break`;
@@ -270,13 +270,12 @@ async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): P
   if (!breaker) {
     // Another waiter is breaking it; a breaker that died mid-break is broken the same way.
     const staleBreaker = await staleLock(breakFile, staleMs);
-    if (staleBreaker) await removeIf(breakFile, isStill(staleBreaker)).catch(() => {});
+    if (staleBreaker) await removeIfStill(breakFile, staleBreaker);
     await sleep(RETRY_MS);
     return;
   }
   try {
-    const now = await inspect(lockFile);
-    if (now && sameLock(now.lock, seen)) await removeIf(lockFile, isStill(seen)).catch(() => {});
+    await removeIfStill(lockFile, seen);
   } finally {
     const mine = await breaker.stat().catch(() => undefined);
     if (mine) await removeIf(breakFile, (info) => info.ino === mine.ino && info.dev === mine.dev).catch(() => {});
@@ -284,8 +283,11 @@ async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): P
   }
 }
 
-function sameLock(a: StaleLock, b: StaleLock): boolean {
-  return a.ino === b.ino && a.dev === b.dev && a.mtimeMs === b.mtimeMs && a.size === b.size && a.token === b.token;
+/** Removes `file` if the file in place, looked at again, is still the one `seen` stale: never moves another, even for an instant. */
+async function removeIfStill(file: string, seen: StaleLock): Promise<void> {
+  const now = await inspect(file);
+  if (!now || now.lock.ino !== seen.ino || now.lock.dev !== seen.dev || now.lock.mtimeMs !== seen.mtimeMs || now.lock.size !== seen.size || now.lock.token !== seen.token) return;
+  await removeIf(file, isStill(seen)).catch(() => {});
 }
 
 function isStill(seen: StaleLock): (info: Stats, text: () => Promise<string>) => Promise<boolean> {
