@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { type FileHandle, link, lstat, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +26,8 @@ export interface HeldLock {
   readonly signal: AbortSignal;
   /** Throws an `unavailable` error unless the lock file is still this holder's: call it right before the write the lock guards. */
   check(): Promise<void>;
+  /** `check`, synchronous: for a last look that nothing else in this process may come between with the write (writeFileAtomic's `beforeReplace`). */
+  checkSync(): void;
 }
 
 /**
@@ -49,8 +51,8 @@ export interface HeldLock {
  * removes it only if the file moved is that one, else puts it back. A holder
  * releases only its own file (the same inode, which its open handle pins). A
  * holder that finds its lock broken aborts `lock.signal`, and `lock.check()`
- * throws: call it right before the write it guards (see writeFileAtomic's
- * `beforeReplace`).
+ * throws: call it right before the write it guards (`checkSync` in
+ * writeFileAtomic's `beforeReplace`, right before the rename).
  */
 export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const { timeoutMs = 10_000, staleMs = 5_000, heartbeatMs = 1_000 } = options;
@@ -120,11 +122,12 @@ async function holdLock(lockFile: string, handle: FileHandle, heartbeatMs: numbe
   });
   const lost = new AbortController();
   const isMine = (info: Stats | undefined) => info !== undefined && info.ino === mine.ino && info.dev === mine.dev;
-  const verify = async () => {
-    if (!lost.signal.aborted && !isMine(await lstat(lockFile).catch(() => undefined))) {
+  const judge = (info: Stats | undefined) => {
+    if (!lost.signal.aborted && !isMine(info)) {
       lost.abort(new EstateError('unavailable', 'this writer lost its inter-process lock (it was paused or hung past the stale time and another writer took over); nothing was written, retry'));
     }
   };
+  const verify = async () => judge(await lstat(lockFile).catch(() => undefined));
   let lastTouch = mine.mtimeMs;
   const beat = setInterval(() => {
     // The handle's own inode is touched, never a successor's file; then the path is checked.
@@ -140,6 +143,16 @@ async function holdLock(lockFile: string, handle: FileHandle, heartbeatMs: numbe
     signal: lost.signal,
     async check() {
       await verify();
+      if (lost.signal.aborted) throw lost.signal.reason;
+    },
+    checkSync() {
+      let info: Stats | undefined;
+      try {
+        info = lstatSync(lockFile);
+      } catch {
+        info = undefined;
+      }
+      judge(info);
       if (lost.signal.aborted) throw lost.signal.reason;
     },
   };

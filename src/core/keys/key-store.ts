@@ -151,11 +151,13 @@ const UPDATE_ATTEMPTS = 3;
 
 /**
  * Applies `change` to the keys and writes them back, under keys.json's
- * lock. Right before the new file replaces the old one, the lock must still
- * be ours and keys.json still the text `change` was applied to; if it is not
- * (a hand edit, a copy, a torn write: someone who does not take the lock),
- * the change is made again on what is there now, so a write never undoes
- * one it did not see, and a store that no longer parses stays as it is.
+ * lock. Right before the new file replaces the old one (in one synchronous
+ * step with the rename: no other work of this process between them), the
+ * lock must still be ours and keys.json still the text `change` was applied
+ * to; if it is not (a hand edit, a copy, a torn write: someone who does not
+ * take the lock), the change is made again on what is there now, so a write
+ * never undoes one it did not see, and a store that no longer parses stays
+ * as it is.
  */
 async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T): Promise<T> {
   const file = dataPath(dataDir, 'keys');
@@ -164,8 +166,8 @@ async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T):
       const text = readKeysText(dataDir);
       const keys = parseKeys(text, dataDir);
       const result = change(keys);
-      const written = await writeFileAtomic(file, `${JSON.stringify({ version: 1, keys }, null, 2)}\n`, 0o600, async () => {
-        await lock.check();
+      const written = await writeFileAtomic(file, `${JSON.stringify({ version: 1, keys }, null, 2)}\n`, 0o600, () => {
+        lock.checkSync();
         return readKeysText(dataDir) === text;
       });
       if (written) return result;
