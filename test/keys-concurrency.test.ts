@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createKey, listKeys } from '../src/core/keys/key-store.ts';
+import { withFileLock } from '../src/core/file-lock.ts';
+import { createKey, listKeys, touchKey } from '../src/core/keys/key-store.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { readResponse, startServer, type TestResponse, type TestServer } from './helpers/server.ts';
@@ -91,19 +92,50 @@ for (let round = 1; round <= ROUNDS; round++) {
   });
 }
 
-/** Runs `hook` once, the next time a file is fsync'd in this process: in a writer of keys.json, after it read the file and before it replaces it. */
-async function onNextSync(t: { after: (fn: () => void) => void }, hook: () => void): Promise<void> {
+/** Runs `hook` each time a file is fsync'd in this process, until the test ends: in a writer of keys.json, after it read the file and before it replaces it. */
+async function onSync(t: { after: (fn: () => void) => void }, hook: () => void): Promise<void> {
   const probe = await open(process.execPath, 'r');
   const proto = Object.getPrototypeOf(probe) as { sync: (this: FileHandle) => Promise<void> };
   await probe.close();
   const sync = proto.sync;
   proto.sync = async function (this: FileHandle) {
-    proto.sync = sync;
     await sync.call(this);
     hook();
   };
   t.after(() => (proto.sync = sync));
 }
+
+test('uses of keys recorded while a write waits for the lock are written together, once', async (t) => {
+  const dir = await tempDataDir(t);
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push((await createKey(dir, { userId: `u${i}` })).info.key_id);
+  const at = new Date('2026-11-27T12:00:00.000Z');
+  let writes = 0;
+  await onSync(t, () => writes++);
+  // Another writer holds the lock while the uses come in.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let holding!: () => void;
+  const holds = new Promise<void>((r) => (holding = r));
+  const other = withFileLock(path.join(dir, 'keys.json.lock'), async () => {
+    holding();
+    await held;
+  });
+  await holds;
+  const touches = ids.map((id, i) => touchKey(dir, id, new Date(at.getTime() + i * 1000)));
+  release();
+  await Promise.all([other, ...touches]);
+  assert.equal(writes, 1, 'one write for ten uses');
+  const lastUse = (id: string | undefined) => listKeys(dir).find((k) => k.key_id === id)?.last_used_at;
+  assert.deepEqual(
+    ids.map(lastUse),
+    ids.map((_, i) => new Date(at.getTime() + i * 1000).toISOString()),
+  );
+  // A use after that write starts a write of its own.
+  await touchKey(dir, ids[0] as string, new Date(at.getTime() + 60_000));
+  assert.equal(writes, 2);
+  assert.equal(lastUse(ids[0]), new Date(at.getTime() + 60_000).toISOString());
+});
 
 test('a write of keys.json never undoes a change made while it was under way by a writer that does not take the lock', async (t) => {
   const cases = [
@@ -135,7 +167,8 @@ test('a write of keys.json never undoes a change made while it was under way by 
       await createKey(dir, { userId: 'first' });
       const file = path.join(dir, 'keys.json');
       let changed: Buffer | undefined;
-      await onNextSync(t, () => {
+      await onSync(t, () => {
+        if (changed) return;
         c.change(file);
         changed = readFileSync(file);
       });

@@ -246,16 +246,44 @@ export async function revokeKey(dataDir: string, keyId: string, now = new Date()
   });
 }
 
+/** Uses of keys waiting for one write of keys.json (touchKey). */
+interface UseBatch {
+  uses: Map<string, Date>;
+  written: Promise<void>;
+}
+
+/** Per data dir, the batch of this process still open to more uses. */
+const openBatches = new Map<string, UseBatch>();
+
 /**
  * Records that a key was used at `at`, unless a later use is recorded
  * already. A key that is gone is left alone. Goes through the same lock and
  * atomic write as every other change, so it never undoes a revocation.
+ * Uses recorded while a write waits for the lock join it: a server whose
+ * keys are all used at once takes the lock once, not once per key.
  */
-export async function touchKey(dataDir: string, keyId: string, at: Date): Promise<void> {
-  await updateKeys(dataDir, (keys) => {
-    const record = keys.find((k) => k.key_id === keyId);
-    if (record && (!record.last_used_at || Date.parse(record.last_used_at) < at.getTime())) record.last_used_at = at.toISOString();
-  });
+export function touchKey(dataDir: string, keyId: string, at: Date): Promise<void> {
+  const batch = openBatches.get(dataDir) ?? startBatch(dataDir);
+  const before = batch.uses.get(keyId);
+  if (!before || before.getTime() < at.getTime()) batch.uses.set(keyId, at);
+  return batch.written;
+}
+
+function startBatch(dataDir: string): UseBatch {
+  const batch: UseBatch = { uses: new Map(), written: Promise.resolve() };
+  // The batch closes once the lock is held (or the write failed); a later use starts the next one.
+  const close = () => {
+    if (openBatches.get(dataDir) === batch) openBatches.delete(dataDir);
+  };
+  batch.written = updateKeys(dataDir, (keys) => {
+    close();
+    for (const record of keys) {
+      const used = batch.uses.get(record.key_id);
+      if (used && (!record.last_used_at || Date.parse(record.last_used_at) < used.getTime())) record.last_used_at = used.toISOString();
+    }
+  }).finally(close);
+  openBatches.set(dataDir, batch);
+  return batch;
 }
 
 /**
