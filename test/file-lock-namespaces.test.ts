@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { BIN, cliEnv } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { pidNamespacesUnavailable, UNSHARE_PID, unsharedPid } from './helpers/pid-namespace.ts';
 import { completionBody } from './helpers/records.ts';
 import { skipWithout } from './helpers/required-tool.ts';
 import { newKey } from './helpers/server.ts';
@@ -22,23 +22,6 @@ const TASKS_PER_WAVE = 5;
 const PER_SERVER = 2;
 const TASKS = WAVES * TASKS_PER_WAVE;
 
-function namespacesUnavailable(): string | false {
-  if (process.platform !== 'linux') return 'PID namespaces are Linux only';
-  const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { encoding: 'utf8' });
-  if (probe.error) return `unshare is not available (${probe.error.message}; apt-get install util-linux)`;
-  if (probe.status !== 0) return `this machine does not allow a new PID namespace (unshare: ${probe.stderr.trim() || `exit ${probe.status}`}; needs root or user namespaces)`;
-  return false;
-}
-
-/** The pid (as seen from here) of the one child of `unshare`, the server. */
-function serverPid(unsharePid: number): number | undefined {
-  try {
-    return Number(readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(' ')[0]) || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 async function serve(t: TestContext, command: string[], dir: string): Promise<string> {
   const env = cliEnv();
   const [file, ...args] = [...command, process.execPath, BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0'];
@@ -47,7 +30,7 @@ async function serve(t: TestContext, command: string[], dir: string): Promise<st
     if (child.exitCode !== null || child.signalCode !== null) return;
     const closed = new Promise((r) => child.once('close', r));
     // unshare ignores SIGTERM while it waits: the server, its child, gets it.
-    const server = command.length ? serverPid(child.pid as number) : child.pid;
+    const server = command.length ? unsharedPid(child.pid as number) : child.pid;
     if (server) process.kill(server, 'SIGTERM');
     else child.kill('SIGKILL');
     await closed;
@@ -63,11 +46,11 @@ async function serve(t: TestContext, command: string[], dir: string): Promise<st
 }
 
 test('two servers in different PID namespaces on one data dir store each (board, task_id) once', { timeout: 180_000 }, async (t) => {
-  if (skipWithout(t, namespacesUnavailable())) return;
+  if (skipWithout(t, pidNamespacesUnavailable())) return;
   const dir = await tempDataDir(t);
   const key = await newKey(dir, 'cron');
   const outside = await serve(t, [], dir);
-  const inside = await serve(t, ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'], dir);
+  const inside = await serve(t, UNSHARE_PID, dir);
 
   const post = async (url: string, task: number, variant: string) => {
     const res = await fetch(`${url}/work/complete`, {

@@ -39,5 +39,6 @@ test('a key or a token in the URL path is redacted from every log line: access, 
   assert.deepEqual(authFailed.map((l) => l.path), [`/training/runs/est_${keyId}_REDACTED`, '/state/REDACTED']);
   const error = lines.find((l) => l.level === 'error') as Record<string, unknown>;
   assert.equal(error.path, `/training/runs/est_${keyId}_REDACTED`);
-  assert.match(String(error.error), /^the credential store \(keys\.json\) is corrupt/);
+  assert.match(String(error.error), /^the credential store is corrupt/);
+  assert.match(String(error.cause), /<data dir>\/keys\.json is not a key store/, 'the log names the file, its folder redacted');
 });

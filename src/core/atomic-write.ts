@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { assertInsideDataDir } from './open-data-file.ts';
@@ -8,8 +9,13 @@ import { assertInsideDataDir } from './open-data-file.ts';
  * never a partial one: write a temp file beside it, fsync, rename over. A
  * link in `file`'s place is replaced, never written through; a folder that
  * leads out of the data dir is refused (`assertInsideDataDir`).
+ * `beforeReplace` is a writer's last look (at its lock, at the file it
+ * read), after the slow part of the write: it runs once the temp file is
+ * durable, and the rename follows it synchronously, so nothing else in this
+ * process comes between them. When it throws or answers false, nothing is
+ * replaced. Resolves true when `file` was replaced.
  */
-export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
+export async function writeFileAtomic(file: string, content: string, mode = 0o600, beforeReplace?: () => boolean): Promise<boolean> {
   await assertInsideDataDir(file);
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
@@ -24,9 +30,18 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o60
   }
   await handle.close();
   try {
-    await rename(temp, file);
+    if (beforeReplace) {
+      if (!beforeReplace()) {
+        await unlink(temp).catch(() => {});
+        return false;
+      }
+      renameSync(temp, file);
+    } else {
+      await rename(temp, file);
+    }
   } catch (err) {
     await unlink(temp).catch(() => {});
     throw err;
   }
+  return true;
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { type FileHandle, link, lstat, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EstateError } from '../errors.ts';
-import { type LockOwner, newLockOwner, parseLockOwner, pidIsComparable } from './lock-owner.ts';
+import { type LockOwner, newLockOwner, ownerProcess, parseLockOwner } from './lock-owner.ts';
 
 const RETRY_MS = 5;
 /** At most this much of a lock file is read: an owner line is far shorter. */
@@ -26,27 +26,33 @@ export interface HeldLock {
   readonly signal: AbortSignal;
   /** Throws an `unavailable` error unless the lock file is still this holder's: call it right before the write the lock guards. */
   check(): Promise<void>;
+  /** `check`, synchronous: for a last look that nothing else in this process may come between with the write (writeFileAtomic's `beforeReplace`). */
+  checkSync(): void;
 }
 
 /**
  * Runs `fn` while holding an inter-process lock: a lock file created with
  * O_EXCL holding one JSON line naming its owner (host, boot id, PID
- * namespace, pid, random token; see lock-owner.ts), kept open and touched
- * every `heartbeatMs` while held.
+ * namespace, pid, process start time, random token; see lock-owner.ts),
+ * kept open and touched every `heartbeatMs` while held.
  *
- * A waiter breaks a lock when its owner is provably dead (its pid is dead
- * and it was taken in this host, boot and PID namespace), or when the lock
- * file has not changed (inode, mtime, ctime, size) for `staleMs` measured by
- * the waiter's monotonic clock: no foreign clock or pid is ever trusted, so a
- * holder in another container or host, or a lock with an mtime in the
- * future, is judged only by its heartbeat. An old-format lock (a bare pid)
- * is judged by its heartbeat alone.
+ * Whose pid can be judged here (taken in this host, boot and PID namespace)
+ * is judged by its process alone: gone (its pid dead, or reused by a process
+ * started at another time) frees the lock at once; running keeps it, however
+ * slow the holder is. Any other lock (another container or host, an older
+ * estate's line, a bare pid) is stale once its file has not changed (inode,
+ * mtime, ctime, size) for `staleMs` measured by the waiter's monotonic
+ * clock: no foreign clock or pid is ever trusted, so such a lock, or one
+ * with an mtime in the future, is judged only by its heartbeat.
  *
  * Breaking is serialised (the breaker takes `<lock>.break` with O_EXCL) and
- * checked: the breaker moves the lock file aside, and removes it only if it
- * is the very file it saw stale, else puts it back. A holder releases only
- * its own file (the same inode, which its open handle pins). A holder that
- * finds its lock broken aborts `lock.signal`, and `lock.check()` throws.
+ * checked: the breaker looks at the lock file again, moves it aside only if
+ * it is still the file it saw stale (same inode, mtime, size and token), and
+ * removes it only if the file moved is that one, else puts it back. A holder
+ * releases only its own file (the same inode, which its open handle pins). A
+ * holder that finds its lock broken aborts `lock.signal`, and `lock.check()`
+ * throws: call it right before the write it guards (`checkSync` in
+ * writeFileAtomic's `beforeReplace`, right before the rename).
  */
 export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const { timeoutMs = 10_000, staleMs = 5_000, heartbeatMs = 1_000 } = options;
@@ -116,11 +122,12 @@ async function holdLock(lockFile: string, handle: FileHandle, heartbeatMs: numbe
   });
   const lost = new AbortController();
   const isMine = (info: Stats | undefined) => info !== undefined && info.ino === mine.ino && info.dev === mine.dev;
-  const verify = async () => {
-    if (!lost.signal.aborted && !isMine(await lstat(lockFile).catch(() => undefined))) {
+  const judge = (info: Stats | undefined) => {
+    if (!lost.signal.aborted && !isMine(info)) {
       lost.abort(new EstateError('unavailable', 'this writer lost its inter-process lock (it was paused or hung past the stale time and another writer took over); nothing was written, retry'));
     }
   };
+  const verify = async () => judge(await lstat(lockFile).catch(() => undefined));
   let lastTouch = mine.mtimeMs;
   const beat = setInterval(() => {
     // The handle's own inode is touched, never a successor's file; then the path is checked.
@@ -136,6 +143,16 @@ async function holdLock(lockFile: string, handle: FileHandle, heartbeatMs: numbe
     signal: lost.signal,
     async check() {
       await verify();
+      if (lost.signal.aborted) throw lost.signal.reason;
+    },
+    checkSync() {
+      let info: Stats | undefined;
+      try {
+        info = lstatSync(lockFile);
+      } catch {
+        info = undefined;
+      }
+      judge(info);
       if (lost.signal.aborted) throw lost.signal.reason;
     },
   };
@@ -208,25 +225,43 @@ interface StaleLock {
 /** Per lock file, the last state a waiter of this process saw and since when (monotonic ms). */
 const sightings = new Map<string, { state: string; since: number }>();
 
-/** The lock file as it is when stale (owner provably dead, or unchanged for `staleMs` as we watched it); else undefined. */
+/**
+ * The lock file as it is when stale, else undefined: its owner's process is
+ * gone (ownerProcess), or it is not known to run and the file has not
+ * changed for `staleMs` as we watched it. A holder known to run here is never
+ * stale, however long it holds the lock: it may be slow, and a lock broken
+ * under a live holder is two writers at once.
+ */
 async function staleLock(lockFile: string, staleMs: number): Promise<StaleLock | undefined> {
+  const seen = await inspect(lockFile);
+  if (!seen) {
+    sightings.delete(lockFile);
+    return undefined;
+  }
+  const holder = seen.owner ? ownerProcess(seen.owner) : 'unknown';
+  if (holder === 'running') return undefined;
+  const now = performance.now();
+  let sighting = sightings.get(lockFile);
+  if (sighting?.state !== seen.state) sightings.set(lockFile, (sighting = { state: seen.state, since: now }));
+  return holder === 'gone' || now - sighting.since >= staleMs ? seen.lock : undefined;
+}
+
+/** The lock file in place now, read without following a link (a planted link is a file of no known owner); undefined when there is none. */
+async function inspect(lockFile: string): Promise<{ lock: StaleLock; owner: LockOwner | undefined; state: string } | undefined> {
   let handle: FileHandle | undefined;
   try {
     handle = await open(lockFile, READ_NOFOLLOW);
   } catch (err) {
-    if (isCode(err, 'ENOENT')) sightings.delete(lockFile);
     if (!isCode(err, 'ELOOP')) return undefined;
   }
   try {
     const info = handle ? await handle.stat() : await lstat(lockFile);
     const owner = handle ? parseLockOwner(await readOwnerLine(handle)) : undefined;
-    const state = `${info.dev}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`;
-    const now = performance.now();
-    let seen = sightings.get(lockFile);
-    if (seen?.state !== state) sightings.set(lockFile, (seen = { state, since: now }));
-    const dead = owner !== undefined && pidIsComparable(owner) && !isAlive(owner.pid);
-    if (!dead && now - seen.since < staleMs) return undefined;
-    return { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, size: info.size, token: owner?.token };
+    return {
+      lock: { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, size: info.size, token: owner?.token },
+      owner,
+      state: `${info.dev}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`,
+    };
   } catch {
     return undefined;
   } finally {
@@ -234,19 +269,26 @@ async function staleLock(lockFile: string, staleMs: number): Promise<StaleLock |
   }
 }
 
-/** Removes `lockFile` if it is still the stale file seen; one breaker at a time. */
+/**
+ * Removes `lockFile` if it is still the stale file seen; one breaker at a
+ * time. The file in place is looked at again (removeIfStill) before it is
+ * moved: an owner found gone may have released its lock a moment before it
+ * exited, and the file there now, maybe on the same inode, is a live
+ * successor's (another token), which must never leave its place, not even
+ * for the instant of a move (a third writer could take the lock then).
+ */
 async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): Promise<void> {
   const breakFile = `${lockFile}.break`;
   const breaker = await tryCreate(breakFile, newLockOwner());
   if (!breaker) {
     // Another waiter is breaking it; a breaker that died mid-break is broken the same way.
     const staleBreaker = await staleLock(breakFile, staleMs);
-    if (staleBreaker) await removeIf(breakFile, isStill(staleBreaker)).catch(() => {});
+    if (staleBreaker) await removeIfStill(breakFile, staleBreaker);
     await sleep(RETRY_MS);
     return;
   }
   try {
-    await removeIf(lockFile, isStill(seen)).catch(() => {});
+    await removeIfStill(lockFile, seen);
   } finally {
     const mine = await breaker.stat().catch(() => undefined);
     if (mine) await removeIf(breakFile, (info) => info.ino === mine.ino && info.dev === mine.dev).catch(() => {});
@@ -254,18 +296,16 @@ async function breakStale(lockFile: string, seen: StaleLock, staleMs: number): P
   }
 }
 
+/** Removes `file` if the file in place, looked at again, is still the one `seen` stale: never moves another, even for an instant. */
+async function removeIfStill(file: string, seen: StaleLock): Promise<void> {
+  const now = await inspect(file);
+  if (!now || now.lock.ino !== seen.ino || now.lock.dev !== seen.dev || now.lock.mtimeMs !== seen.mtimeMs || now.lock.size !== seen.size || now.lock.token !== seen.token) return;
+  await removeIf(file, isStill(seen)).catch(() => {});
+}
+
 function isStill(seen: StaleLock): (info: Stats, text: () => Promise<string>) => Promise<boolean> {
   return async (info, text) => {
     if (info.ino !== seen.ino || info.dev !== seen.dev || info.mtimeMs !== seen.mtimeMs || info.size !== seen.size) return false;
-    return seen.token === undefined || parseLockOwner(await text())?.token === seen.token;
+    return parseLockOwner(await text())?.token === seen.token;
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return isCode(err, 'EPERM');
-  }
 }

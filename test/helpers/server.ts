@@ -12,6 +12,8 @@ export interface TestServer {
   /** fetch against the server: `get('/trends?limit=5', { 'X-API-Key': key })`. */
   get: (path: string, headers?: Record<string, string>) => Promise<TestResponse>;
   request: (method: string, path: string, options?: { headers?: Record<string, string>; body?: string | object }) => Promise<TestResponse>;
+  /** Closes the server as the test's end does, once: resolves after its background writes (keys' last use) have ended. */
+  stop: () => Promise<void>;
 }
 
 export interface TestResponse {
@@ -43,18 +45,21 @@ export async function startServer(
   const app = createApp(ctx, { envApiKey: options.envApiKey, log: options.log });
   const onClientError = options.log ? app.log : undefined;
   const running = await listen(app, { host: '127.0.0.1', port: 0, ...listenLimits(serveSettings(config)), ...options.listen, onClientError });
-  t.after(async () => {
-    await app.closeStreams();
-    await running.close();
-    await app.close();
-    await ctx.store.close();
-  });
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await app.closeStreams();
+      await running.close();
+      await app.close();
+      await ctx.store.close();
+    })());
+  t.after(stop);
   const request: TestServer['request'] = async (method, path, opts = {}) => {
     const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const headers = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
     return readResponse(await fetch(running.url + path, { method, headers, body, signal: AbortSignal.timeout(PATIENCE_MS) }));
   };
-  return { url: running.url, ctx, request, get: (path, headers) => request('GET', path, { headers }) };
+  return { url: running.url, ctx, request, get: (path, headers) => request('GET', path, { headers }), stop };
 }
 
 /** A fetch Response as a TestResponse: its text, and its JSON when it is JSON. */

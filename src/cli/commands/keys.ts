@@ -69,7 +69,7 @@ export function keysCommand(io: CliIO, print: Print): Command {
     });
 
   const revoke = new Command('revoke')
-    .description('Revoke a key; a running server refuses it within a second, with no restart')
+    .description('Revoke a key; a running server refuses it from its next request, with no restart')
     .argument('<key_id>', 'the id shown by `estate keys list`')
     .option('--json', 'print the revoked key as JSON')
     .addHelpText('after', '\nExamples:\n  $ estate keys revoke 3f9a1c2b7d4e\n')

@@ -9,7 +9,7 @@ import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { fileRefusal, readDataFile, readDataFileSync } from '../open-data-file.ts';
 import { SCOPES } from './scopes.ts';
-import { WatchedFile } from './watched-file.ts';
+import { CheckedFile } from './checked-file.ts';
 import type { RestoreResult } from '../store/store.ts';
 
 // keys.json holds only SHA-256 hashes of API keys (a key carries 192 random
@@ -74,20 +74,36 @@ export function secretMatcher(secret: string): (candidate: string) => boolean {
 /**
  * Every key in keys.json; [] when there is none. A keys.json that cannot be
  * read or does not parse is `unavailable` (503, exit 1), with a message that
- * names the credential store and never its path: no key can be checked until
- * the operator repairs it.
+ * names the credential store and never its file or path (the error's cause
+ * names them, for the server's log): no key can be checked until the
+ * operator repairs it.
  */
 export function readKeys(dataDir: string): KeyRecord[] {
-  let text: string;
+  return parseKeys(readKeysText(dataDir), dataDir);
+}
+
+/** keys.json's text, undefined when there is none; `unavailable` (readKeys) when it cannot be read. */
+function readKeysText(dataDir: string): string | undefined {
   try {
-    text = readDataFileSync(dataPath(dataDir, 'keys'));
+    return readDataFileSync(dataPath(dataDir, 'keys'));
   } catch (err) {
-    if (isNotFound(err)) return [];
+    if (isNotFound(err)) return undefined;
+    const refused = fileRefusal(err);
+    if (refused) throw credentialStoreError(refused === 'link' ? 'is a symbolic link, which estate never follows' : 'is not a regular file', err);
     if (err instanceof EstateError) throw err;
     throw credentialStoreError(`cannot be read (${errnoCode(err)})`, err);
   }
+}
+
+/** The keys of keys.json's text (readKeysText); `unavailable` (readKeys) when it does not parse. */
+function parseKeys(text: string | undefined, dataDir: string): KeyRecord[] {
+  if (text === undefined) return [];
   const parsed = keyFile.safeParse(safeJson(text));
-  if (!parsed.success) throw credentialStoreError('is corrupt', undefined);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const why = issue ? `${issue.path.join('.') || 'the top level'}: ${issue.message}` : 'invalid';
+    throw credentialStoreError('is corrupt', new Error(`${dataPath(dataDir, 'keys')} is not a key store (${why})`));
+  }
   return parsed.data.keys;
 }
 
@@ -108,11 +124,12 @@ export async function keyStoreHealth(dataDir: string): Promise<string> {
   return keyFile.safeParse(safeJson(text)).success ? 'ok' : 'corrupt';
 }
 
+/** The one message of a credential store that cannot be used: it names the store, never its file (clients have no use for it); `cause` does, for the log. */
 function credentialStoreError(problem: string, cause: unknown): EstateError {
   return new EstateError(
     'unavailable',
-    `the credential store (keys.json) ${problem}: no API key can be checked until it is restored from a backup, or removed and new keys created`,
-    cause === undefined ? {} : { cause },
+    `the credential store ${problem}: no API key can be checked until it is restored from a backup, or removed and new keys created`,
+    { cause },
   );
 }
 
@@ -129,14 +146,37 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** How many times a change is made again on a keys.json that changed under it before it gives up. */
+const UPDATE_ATTEMPTS = 3;
+
+/**
+ * Applies `change` to the keys and writes them back, under keys.json's
+ * lock. Right before the new file replaces the old one (in one synchronous
+ * step with the rename: no other work of this process between them), the
+ * lock must still be ours and keys.json still the text `change` was applied
+ * to; if it is not (a hand edit, a copy, a torn write: someone who does not
+ * take the lock), the change is made again on what is there now, so a write
+ * never undoes one it did not see, and a store that no longer parses stays
+ * as it is.
+ */
 async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T): Promise<T> {
   const file = dataPath(dataDir, 'keys');
   return withFileLock(`${file}.lock`, async (lock) => {
-    const keys = readKeys(dataDir);
-    const result = change(keys);
-    await lock.check();
-    await writeFileAtomic(file, `${JSON.stringify({ version: 1, keys }, null, 2)}\n`, 0o600);
-    return result;
+    for (let attempt = 1; ; attempt++) {
+      const text = readKeysText(dataDir);
+      const keys = parseKeys(text, dataDir);
+      const result = change(keys);
+      const written = await writeFileAtomic(file, `${JSON.stringify({ version: 1, keys }, null, 2)}\n`, 0o600, () => {
+        lock.checkSync();
+        return readKeysText(dataDir) === text;
+      });
+      if (written) return result;
+      if (attempt === UPDATE_ATTEMPTS) {
+        throw new EstateError('unavailable', 'the credential store kept changing while estate wrote to it (is something else writing it?): nothing was written; retry shortly', {
+          headers: { 'Retry-After': '1' },
+        });
+      }
+    }
   });
 }
 
@@ -206,16 +246,44 @@ export async function revokeKey(dataDir: string, keyId: string, now = new Date()
   });
 }
 
+/** Uses of keys waiting for one write of keys.json (touchKey). */
+interface UseBatch {
+  uses: Map<string, Date>;
+  written: Promise<void>;
+}
+
+/** Per data dir, the batch of this process still open to more uses. */
+const openBatches = new Map<string, UseBatch>();
+
 /**
  * Records that a key was used at `at`, unless a later use is recorded
  * already. A key that is gone is left alone. Goes through the same lock and
  * atomic write as every other change, so it never undoes a revocation.
+ * Uses recorded while a write waits for the lock join it: a server whose
+ * keys are all used at once takes the lock once, not once per key.
  */
-export async function touchKey(dataDir: string, keyId: string, at: Date): Promise<void> {
-  await updateKeys(dataDir, (keys) => {
-    const record = keys.find((k) => k.key_id === keyId);
-    if (record && (!record.last_used_at || Date.parse(record.last_used_at) < at.getTime())) record.last_used_at = at.toISOString();
-  });
+export function touchKey(dataDir: string, keyId: string, at: Date): Promise<void> {
+  const batch = openBatches.get(dataDir) ?? startBatch(dataDir);
+  const before = batch.uses.get(keyId);
+  if (!before || before.getTime() < at.getTime()) batch.uses.set(keyId, at);
+  return batch.written;
+}
+
+function startBatch(dataDir: string): UseBatch {
+  const batch: UseBatch = { uses: new Map(), written: Promise.resolve() };
+  // The batch closes once the lock is held (or the write failed); a later use starts the next one.
+  const close = () => {
+    if (openBatches.get(dataDir) === batch) openBatches.delete(dataDir);
+  };
+  batch.written = updateKeys(dataDir, (keys) => {
+    close();
+    for (const record of keys) {
+      const used = batch.uses.get(record.key_id);
+      if (used && (!record.last_used_at || Date.parse(record.last_used_at) < used.getTime())) record.last_used_at = used.toISOString();
+    }
+  }).finally(close);
+  openBatches.set(dataDir, batch);
+  return batch;
 }
 
 /**
@@ -279,22 +347,19 @@ export function matchKey(keys: readonly KeyRecord[], presented: string, now: Dat
 }
 
 /**
- * keys.json as a running server sees it: reloaded when the file changes
- * (a watcher on the data dir, and a stat at most once a second as a safety
- * net), so created and revoked keys take effect with no restart.
+ * keys.json as a running server sees it: checked at every lookup
+ * (CheckedFile), so a created or revoked key counts from the next request
+ * with no restart, and a keys.json that cannot be read or parsed any more is
+ * `unavailable` at once, whatever was read before.
  */
 export class KeyCache {
-  readonly #file: WatchedFile<KeyRecord[]>;
+  readonly #file: CheckedFile<KeyRecord[]>;
 
-  constructor(dataDir: string, options: { watch?: boolean } = {}) {
-    this.#file = new WatchedFile(dataPath(dataDir, 'keys'), (file) => (file ? readKeys(dataDir) : []), options);
+  constructor(dataDir: string) {
+    this.#file = new CheckedFile(dataPath(dataDir, 'keys'), () => readKeysText(dataDir), (text) => parseKeys(text, dataDir));
   }
 
   get(): readonly KeyRecord[] {
     return this.#file.get();
-  }
-
-  close(): void {
-    this.#file.close();
   }
 }

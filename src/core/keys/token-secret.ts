@@ -5,7 +5,7 @@ import { EstateError } from '../../errors.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { readDataFile, readDataFileSync } from '../open-data-file.ts';
 import type { RestoreResult, TokenSecret } from '../store/store.ts';
-import { WatchedFile } from './watched-file.ts';
+import { CheckedFile } from './checked-file.ts';
 
 // The key that signs and checks bearer tokens: 32 random bytes, as 64 hex
 // digits and a newline, in `<data dir>/token-secret`, mode 0600. Replacing or
@@ -27,8 +27,13 @@ function decode(text: string, file: string): Uint8Array {
 /** The secret, or undefined when the file does not exist (no token was ever issued). */
 export function readTokenSecret(dataDir: string): Uint8Array | undefined {
   const file = tokenSecretPath(dataDir);
+  const text = readTextOrNothing(file);
+  return text === undefined ? undefined : decode(text, file);
+}
+
+function readTextOrNothing(file: string): string | undefined {
   try {
-    return decode(readDataFileSync(file), file);
+    return readDataFileSync(file);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -82,18 +87,18 @@ async function placeSecret(dataDir: string, secret: Uint8Array): Promise<Uint8Ar
 
 /**
  * The data dir's token secret as a Store's `tokenSecret`: `current()` is
- * re-read when the file changes (watched, and a stat at most once a second),
- * so deleting it (every token dies) needs no restart. `close` stops the watcher.
+ * checked against the file at every call (CheckedFile), so deleting it
+ * (every token dies) counts from the next request, with no restart.
  */
-export function dataDirTokenSecret(dataDir: string, options: { watch?: boolean } = {}): TokenSecret & { close: () => void } {
-  let watched: WatchedFile<Uint8Array | undefined> | undefined;
+export function dataDirTokenSecret(dataDir: string): TokenSecret {
+  const file = tokenSecretPath(dataDir);
+  let checked: CheckedFile<Uint8Array | undefined> | undefined;
   return {
     ensure: () => ensureTokenSecret(dataDir),
     restore: (secret) => restoreTokenSecret(dataDir, secret),
     current: async () => {
-      watched ??= new WatchedFile(tokenSecretPath(dataDir), (file) => (file ? readTokenSecret(dataDir) : undefined), options);
-      return watched.get();
+      checked ??= new CheckedFile(file, () => readTextOrNothing(file), (text) => (text === undefined ? undefined : decode(text, file)));
+      return checked.get();
     },
-    close: () => watched?.close(),
   };
 }

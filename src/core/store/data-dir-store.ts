@@ -59,8 +59,6 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {
       await Promise.all([completions.close(), entries.close()]);
-      keyCache?.close();
-      tokenSecret.close();
     },
   };
 }
