@@ -23,7 +23,9 @@ export async function fileSystemSizes(dir: string): Promise<{ total_bytes: numbe
  * One snapshot per local file system of the host at `root` (its mount
  * table, each file system sized at `root/<mount>`, named by the host's
  * path), plus the file system holding `dataDir` (sized at its own path)
- * when it is not among them.
+ * when it is not among them. With a host prefix the data dir's mount is
+ * this process's path: when it names a host mount already shown (a
+ * container's overlay `/` beside the host's `/`), it is not added twice.
  */
 export async function readDiskSnapshots(root: string, dataDir: string, ts: string, node: string): Promise<DiskReading> {
   const missing: DiskReading['missing'] = [];
@@ -35,7 +37,8 @@ export async function readDiskSnapshots(root: string, dataDir: string, ts: strin
   const own = root === '/' && 'text' in table ? table : await readKernelText('/proc/self/mountinfo');
   if ('text' in own) {
     const dataMount = mountOf(parseMountinfo(own.text), await realpath(dataDir).catch(() => dataDir));
-    if (dataMount && !mounts.some((m) => m.entry.device === dataMount.device)) mounts.push({ entry: dataMount, at: dataMount.mount });
+    const shown = mounts.some((m) => m.entry.device === dataMount?.device || m.entry.mount === dataMount?.mount);
+    if (dataMount && !shown) mounts.push({ entry: dataMount, at: dataMount.mount });
   } else missing.push({ name: 'mounts', reason: own.error });
 
   const disks: DiskSnapshot[] = [];
