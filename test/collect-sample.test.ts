@@ -50,6 +50,8 @@ function host(o: { stat?: string; load?: string; mem?: [number, number, number, 
         '26 20 7:0 / /snap/core/1 ro - squashfs /dev/loop0 ro',
         '27 20 0:60 / /mnt/share rw - nfs4 server:/x rw',
         '28 20 0:61 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw',
+        // A bind mount of part of a file system shown whole elsewhere: the whole one names it, though its path is longer.
+        '29 20 8:2 /sub /b rw - xfs /dev/sda2 rw',
         '',
       ].join('\n'),
     },
