@@ -60,3 +60,31 @@ export function ratesBetween<K extends string>(
   return sums;
 }
 
+
+export interface IoReading<K extends string> {
+  counters?: Record<string, Record<K, number>>;
+  rates?: Record<K, number>;
+  /** Why the counters could not be read. */
+  error?: string;
+}
+
+/**
+ * The counters of the physical `devices` from a kernel file's text, and
+ * their rates since `before`; an error when either could not be read or
+ * there is no such device (`none` says so).
+ */
+export function ioReading<K extends string>(
+  file: { text: string } | { error: string },
+  devices: Set<string> | { error: string },
+  none: string,
+  parse: (text: string, keep: Set<string>) => Record<string, Record<K, number>>,
+  before: Record<string, Record<K, number>> | undefined,
+  seconds: number,
+  keys: readonly K[],
+): IoReading<K> {
+  if ('error' in file) return { error: file.error };
+  if ('error' in devices) return { error: devices.error };
+  if (devices.size === 0) return { error: none };
+  const counters = parse(file.text, devices);
+  return { counters, rates: ratesBetween(before, counters, seconds, keys) };
+}

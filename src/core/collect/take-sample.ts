@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cgroupMemory } from './cgroup-memory.ts';
 import { cpuPctBetween, parseCpuTimes, round1 } from './cpu-times.ts';
 import { readDiskSnapshots } from './disk-snapshots.ts';
-import { parseDiskstats, parseNetDev, ratesBetween } from './io-counters.ts';
+import { ioReading, parseDiskstats, parseNetDev } from './io-counters.ts';
 import { pulseChecks, worst } from './judge-pulse.ts';
 import { hostPath, isPrefixed, namesWithDevice, netDevPath, readKernelText } from './kernel-files.ts';
 import { parseLoadAverage, parseUptime } from './load-average.ts';
@@ -109,24 +109,14 @@ export async function takeSample(options: SampleOptions): Promise<Sample> {
   const counters: SampleCounters = { ts_ms: now.getTime() };
   if ('times' in cpu) counters.cpu = cpu.times;
   const seconds = previous ? (counters.ts_ms - previous.ts_ms) / 1000 : 0;
-  const netNames = ['net_rx_bytes_s', 'net_tx_bytes_s'];
-  if ('error' in netDev) miss(netNames, netDev.error);
-  else if ('error' in interfaces) miss(netNames, interfaces.error);
-  else if (interfaces.size === 0) miss(netNames, `no physical interface (with a device link) in ${hostPath(root, 'sys/class/net')}`);
-  else {
-    counters.net = parseNetDev(netDev.text, interfaces);
-    const rates = ratesBetween(previous?.net, counters.net, seconds, ['rx', 'tx'] as const);
-    if (rates) Object.assign(trend, { net_rx_bytes_s: rates.rx, net_tx_bytes_s: rates.tx });
-  }
-  const diskNames = ['disk_read_bytes_s', 'disk_write_bytes_s'];
-  if ('error' in diskstats) miss(diskNames, diskstats.error);
-  else if ('error' in blockDevices) miss(diskNames, blockDevices.error);
-  else if (blockDevices.size === 0) miss(diskNames, `no physical disk (with a device link) in ${hostPath(root, 'sys/block')}`);
-  else {
-    counters.disk = parseDiskstats(diskstats.text, blockDevices);
-    const rates = ratesBetween(previous?.disk, counters.disk, seconds, ['read', 'write'] as const);
-    if (rates) Object.assign(trend, { disk_read_bytes_s: rates.read, disk_write_bytes_s: rates.write });
-  }
+  const net = ioReading(netDev, interfaces, `no physical interface (with a device link) in ${hostPath(root, 'sys/class/net')}`, parseNetDev, previous?.net, seconds, ['rx', 'tx'] as const);
+  if (net.error) miss(['net_rx_bytes_s', 'net_tx_bytes_s'], net.error);
+  if (net.counters) counters.net = net.counters;
+  if (net.rates) Object.assign(trend, { net_rx_bytes_s: net.rates.rx, net_tx_bytes_s: net.rates.tx });
+  const disk = ioReading(diskstats, blockDevices, `no physical disk (with a device link) in ${hostPath(root, 'sys/block')}`, parseDiskstats, previous?.disk, seconds, ['read', 'write'] as const);
+  if (disk.error) miss(['disk_read_bytes_s', 'disk_write_bytes_s'], disk.error);
+  if (disk.counters) counters.disk = disk.counters;
+  if (disk.rates) Object.assign(trend, { disk_read_bytes_s: disk.rates.read, disk_write_bytes_s: disk.rates.write });
 
   const { disks, missing: diskMissing } = await readDiskSnapshots(root, options.dataDir, ts, options.node);
   missing.push(...diskMissing);
