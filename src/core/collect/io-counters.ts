@@ -1,3 +1,5 @@
+import { round1 } from './cpu-times.ts';
+
 /** Bytes received and sent per interface from /proc/net/dev, for the interfaces in `keep`. */
 export function parseNetDev(text: string, keep: Set<string>): Record<string, { rx: number; tx: number }> {
   const out: Record<string, { rx: number; tx: number }> = {};
@@ -56,7 +58,7 @@ export function ratesBetween<K extends string>(
     }
   }
   if (common === 0) return undefined;
-  for (const k of keys) sums[k] = Math.round((sums[k] / seconds) * 10) / 10;
+  for (const k of keys) sums[k] = round1(sums[k] / seconds);
   return sums;
 }
 
