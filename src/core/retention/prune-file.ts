@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { withFileLock } from '../file-lock.ts';
+import { isNotFound } from '../fs-errors.ts';
+import { assertInsideDataDir, openDataFile } from '../open-data-file.ts';
+import { readLinesForward } from './read-lines-forward.ts';
+import { recordTime } from './record-time.ts';
+
+const COPY_BYTES = 64 * 1024;
+
+export interface PruneCounts {
+  /** Lines read that were kept, the undated ones included. */
+  kept: number;
+  /** Lines dated before the cutoff: removed (or, with `dryRun`, that would be). */
+  dropped: number;
+  /** Lines kept because they cannot be dated (not JSON, no `ts`, not a date). */
+  undated: number;
+  /** The size of the log when the prune began, and after it (with what was appended meanwhile). */
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+export interface PruneOptions {
+  /** Count what would be dropped; change nothing and take no lock. */
+  dryRun?: boolean;
+  lockTimeoutMs?: number;
+}
+
+/** The lock an estate writer of `file` takes: `<file>.lock` (file-lock.ts; docs/data-dir.md "Locks"). */
+export function logLockFile(file: string): string {
+  return `${file}.lock`;
+}
+
+/**
+ * Removes the lines of the JSONL log `file` dated before `cutoff` (their
+ * `ts`), keeping every other line, in order. Contract:
+ *
+ * - Runs under the log's writer lock (`logLockFile`), so an estate writer
+ *   waits for it.
+ * - The file is read one chunk at a time, never whole; kept lines go to a
+ *   temp file beside it, which is synced and renamed over the log, then the
+ *   folder is synced: a reader sees the old file or the new one, never a
+ *   part of one.
+ * - Lines that cannot be dated are kept, and so is a last line with no
+ *   newline (torn, or being written), byte for byte.
+ * - Bytes appended by writers that take no lock (O_APPEND) while the prune
+ *   copies are copied too, until the file stops growing, before the rename;
+ *   what such a writer appends to the old file in the instant of the rename
+ *   is copied once more after it. A writer that keeps the file open across
+ *   a prune writes on into the old, unlinked file: writers should open the
+ *   log for each append (or take the lock).
+ * - When nothing is dated before the cutoff, the file is left as it is.
+ * - A missing log is nothing to prune (zero counts).
+ */
+export async function pruneFile(file: string, cutoff: Date, options: PruneOptions = {}): Promise<PruneCounts> {
+  await assertInsideDataDir(file);
+  if (options.dryRun) return withOpenLog(file, async (handle, size) => (await scan(handle, size, cutoff)).counts);
+  return withFileLock(
+    logLockFile(file),
+    (lock) =>
+      withOpenLog(file, async (handle, size) => {
+        const info = await handle.stat();
+        const mode = info.mode & 0o7777;
+        const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.prune.tmp`);
+        const out = await open(temp, 'wx', mode);
+        let renamed = false;
+        try {
+          const scanned = await scan(handle, size, cutoff, out);
+          if (!scanned.counts.dropped) return scanned.counts;
+          // The torn last line, and whatever writers without the lock appended since.
+          const catchUp = async (at: number) => {
+            for (let end = (await handle.stat()).size; at < end; end = (await handle.stat()).size) at = await copyRange(handle, out, at, end);
+            return at;
+          };
+          let copied = await catchUp(scanned.linesEnd);
+          await out.chmod(mode);
+          await out.sync();
+          await lock.check();
+          // Last look right before the rename: a line appended during the sync is copied too.
+          const last = await catchUp(copied);
+          if (last !== copied) await out.sync();
+          copied = last;
+          await rename(temp, file);
+          renamed = true;
+          await syncFolder(path.dirname(file));
+          // A writer that opened the old file before the rename may have written to it since.
+          const late = (await handle.stat()).size;
+          if (late > copied) await appendRange(handle, file, copied, late);
+          return { ...scanned.counts, bytesAfter: (await stat(file)).size };
+        } finally {
+          await out.close();
+          if (!renamed) await unlink(temp).catch(() => {});
+        }
+      }),
+    { timeoutMs: options.lockTimeoutMs },
+  );
+}
+
+/** Opens `file` for reading and runs `fn` with its size; zero counts when there is no file. */
+async function withOpenLog(file: string, fn: (handle: FileHandle, size: number) => Promise<PruneCounts>): Promise<PruneCounts> {
+  let handle: FileHandle;
+  try {
+    handle = await openDataFile(file);
+  } catch (err) {
+    if (isNotFound(err)) return { kept: 0, dropped: 0, undated: 0, bytesBefore: 0, bytesAfter: 0 };
+    throw err;
+  }
+  try {
+    return await fn(handle, (await handle.stat()).size);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Sorts the complete lines of the first `size` bytes of the log, writing
+ * the kept ones to `out` (when given) as it goes, in pieces of about
+ * COPY_BYTES. `linesEnd`: where the complete lines end (a torn last line
+ * starts there). `bytesAfter` counts the torn last line as kept.
+ */
+async function scan(handle: FileHandle, size: number, cutoff: Date, out?: FileHandle): Promise<{ counts: PruneCounts; linesEnd: number }> {
+  const limit = cutoff.getTime();
+  const counts: PruneCounts = { kept: 0, dropped: 0, undated: 0, bytesBefore: size, bytesAfter: size };
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (out && pendingBytes) await out.write(Buffer.concat(pending, pendingBytes));
+    pending = [];
+    pendingBytes = 0;
+  };
+  const linesEnd = await readLinesForward(handle, size, async (line) => {
+    const time = recordTime(line.toString('utf8'));
+    if (time !== undefined && time < limit) {
+      counts.dropped++;
+      counts.bytesAfter -= line.length;
+      return;
+    }
+    counts.kept++;
+    if (time === undefined) counts.undated++;
+    if (!out) return;
+    pending.push(line);
+    pendingBytes += line.length;
+    if (pendingBytes >= COPY_BYTES) await flush();
+  });
+  await flush();
+  return { counts, linesEnd };
+}
+
+async function copyRange(from: FileHandle, to: FileHandle, start: number, end: number): Promise<number> {
+  const buffer = Buffer.alloc(Math.min(COPY_BYTES, end - start));
+  let at = start;
+  while (at < end) {
+    const { bytesRead } = await from.read(buffer, 0, Math.min(buffer.length, end - at), at);
+    if (bytesRead === 0) break;
+    await to.write(buffer, 0, bytesRead);
+    at += bytesRead;
+  }
+  return at;
+}
+
+/** Appends the bytes of `from` between `start` and `end` to `file` in one write (O_APPEND), synced. */
+async function appendRange(from: FileHandle, file: string, start: number, end: number): Promise<void> {
+  const buffer = Buffer.alloc(end - start);
+  const { bytesRead } = await from.read(buffer, 0, buffer.length, start);
+  const out = await openDataFile(file, 'append');
+  try {
+    await out.write(buffer, 0, bytesRead);
+    await out.sync();
+  } finally {
+    await out.close();
+  }
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
