@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open, rename, stat, unlink } from 'node:fs/promises';
+import { fstatSync, renameSync } from 'node:fs';
+import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
@@ -8,6 +9,10 @@ import { readLinesForward } from './read-lines-forward.ts';
 import { recordTime } from './record-time.ts';
 
 const COPY_BYTES = 64 * 1024;
+/** How long after the rename the old file is looked at again for a late line (see pruneFile). */
+const LATE_WRITE_MS = 250;
+/** Rewrites for late lines (see pruneFile) before the last ones are simply appended. */
+const MAX_ROUNDS = 8;
 
 export interface PruneCounts {
   /** Lines read that were kept, the undated ones included. */
@@ -45,11 +50,14 @@ export function logLockFile(file: string): string {
  * - Lines that cannot be dated are kept, and so is a last line with no
  *   newline (torn, or being written), byte for byte.
  * - Bytes appended by writers that take no lock (O_APPEND) while the prune
- *   copies are copied too, until the file stops growing, before the rename;
- *   what such a writer appends to the old file in the instant of the rename
- *   is copied once more after it. A writer that keeps the file open across
- *   a prune writes on into the old, unlinked file: writers should open the
- *   log for each append (or take the lock).
+ *   copies are copied too, until the file stops growing, before the rename.
+ *   Lines such a writer appends to the old file in the instant of the
+ *   rename (it opened the file just before), seen LATE_WRITE_MS after the
+ *   rename, are put where the rename was, before what was
+ *   appended to the new file since, by one more rewrite (and so on, at most
+ *   MAX_ROUNDS times; then they are appended). A writer that keeps the file
+ *   open across a prune, or pauses longer, writes on into the old, unlinked
+ *   file: writers should take the lock, or open the log for each append.
  * - When nothing is dated before the cutoff, the file is left as it is.
  * - A missing log is nothing to prune (zero counts).
  */
@@ -60,41 +68,83 @@ export async function pruneFile(file: string, cutoff: Date, options: PruneOption
     logLockFile(file),
     (lock) =>
       withOpenLog(file, async (handle, size) => {
-        const info = await handle.stat();
-        const mode = info.mode & 0o7777;
-        const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.prune.tmp`);
-        const out = await open(temp, 'wx', mode);
-        let renamed = false;
+        const mode = (await handle.stat()).mode & 0o7777;
+        const temps: { path: string; handle: FileHandle; renamed: boolean }[] = [];
+        const newTemp = async () => {
+          const temp = { path: tempPath(file), handle: undefined as unknown as FileHandle, renamed: false };
+          temp.handle = await open(temp.path, 'wx+', mode);
+          temps.push(temp);
+          return temp;
+        };
         try {
-          const scanned = await scan(handle, size, cutoff, out);
+          let out = await newTemp();
+          const scanned = await scan(handle, size, cutoff, out.handle);
           if (!scanned.counts.dropped) return scanned.counts;
           // The torn last line, and whatever writers without the lock appended since.
-          const catchUp = async (at: number) => {
-            for (let end = (await handle.stat()).size; at < end; end = (await handle.stat()).size) at = await copyRange(handle, out, at, end);
-            return at;
-          };
-          let copied = await catchUp(scanned.linesEnd);
-          await out.chmod(mode);
-          await out.sync();
-          await lock.check();
-          // Last look right before the rename: a line appended during the sync is copied too.
-          const last = await catchUp(copied);
-          if (last !== copied) await out.sync();
-          copied = last;
-          await rename(temp, file);
-          renamed = true;
-          await syncFolder(path.dirname(file));
-          // A writer that opened the old file before the rename may have written to it since.
-          const late = (await handle.stat()).size;
-          if (late > copied) await appendRange(handle, file, copied, late);
+          let source = handle;
+          let copied = await catchUp(source, out.handle, scanned.linesEnd);
+          for (let round = 1; ; round++) {
+            await out.handle.chmod(mode);
+            await lock.check();
+            // Synced with nothing left to copy, the rename follows the last look at once (no await between them).
+            let settled = false;
+            let written = 0;
+            while (!settled) {
+              await out.handle.sync();
+              // The size of the new file at the rename: writers append to it from then on.
+              written = fstatSync(out.handle.fd).size;
+              settled = fstatSync(source.fd).size === copied;
+              if (settled) renameSync(out.path, file);
+              else copied = await catchUp(source, out.handle, copied);
+            }
+            out.renamed = true;
+            await syncFolder(path.dirname(file));
+            const late = await lateEnd(source, copied);
+            if (late === undefined) break;
+            if (round >= MAX_ROUNDS) {
+              await appendRange(source, file, copied, late);
+              break;
+            }
+            // Lines written to the old file after the last look go where the rename was, before what was appended since: one more round.
+            const next = await newTemp();
+            await copyRange(out.handle, next.handle, 0, written);
+            await copyRange(source, next.handle, copied, late);
+            source = out.handle;
+            copied = await catchUp(source, next.handle, written);
+            out = next;
+          }
           return { ...scanned.counts, bytesAfter: (await stat(file)).size };
         } finally {
-          await out.close();
-          if (!renamed) await unlink(temp).catch(() => {});
+          for (const temp of temps) {
+            await temp.handle.close();
+            if (!temp.renamed) await unlink(temp.path).catch(() => {});
+          }
         }
       }),
     { timeoutMs: options.lockTimeoutMs },
   );
+}
+
+function tempPath(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.prune.tmp`);
+}
+
+/** Copies what was appended to `source` after `at` until it stops growing; returns where the copy stopped. */
+async function catchUp(source: FileHandle, out: FileHandle, at: number): Promise<number> {
+  for (let end = (await source.stat()).size; at < end; end = (await source.stat()).size) at = await copyRange(source, out, at, end);
+  return at;
+}
+
+/**
+ * Where a file renamed away ends, when a writer that opened it before the
+ * rename appended to it past `copied`, looked at LATE_WRITE_MS after the
+ * rename (every writer caught in the instant has written by then, unless
+ * paused); undefined when none did.
+ */
+async function lateEnd(source: FileHandle, copied: number): Promise<number | undefined> {
+  await new Promise((r) => setTimeout(r, LATE_WRITE_MS));
+  const size = (await source.stat()).size;
+  return size > copied ? size : undefined;
 }
 
 /** Opens `file` for reading and runs `fn` with its size; zero counts when there is no file. */
@@ -160,7 +210,7 @@ async function copyRange(from: FileHandle, to: FileHandle, start: number, end: n
 }
 
 /** Appends the bytes of `from` between `start` and `end` to `file` in one write (O_APPEND), synced. */
-async function appendRange(from: FileHandle, file: string, start: number, end: number): Promise<void> {
+async function appendRange(from: FileHandle, file: string, start: number, end: number): Promise<number> {
   const buffer = Buffer.alloc(end - start);
   const { bytesRead } = await from.read(buffer, 0, buffer.length, start);
   const out = await openDataFile(file, 'append');
@@ -170,6 +220,7 @@ async function appendRange(from: FileHandle, file: string, start: number, end: n
   } finally {
     await out.close();
   }
+  return start + bytesRead;
 }
 
 async function syncFolder(folder: string): Promise<void> {
