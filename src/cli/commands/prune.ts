@@ -23,7 +23,7 @@ export function pruneCommand(io: CliIO): Command {
     .requiredOption('--older-than <duration>', 'drop records whose ts is older than this, like 30d or 12h')
     .option('--log <name>', `prune only this log: ${LOG_NAMES.join(', ')} (repeat for several; default: all four)`, (value: string, list: string[] = []) => [...list, value])
     .option('--dry-run', 'count what would be dropped; change nothing')
-    .option('--json', 'print {"older_than","cutoff","dry_run","logs":{NAME:{"file","dropped","kept","undated","bytes_before","bytes_after"}}}')
+    .option('--json', 'print {"older_than", "cutoff", "dry_run", "logs": {NAME: {"file", "dropped", "kept", "undated", "bytes_before", "bytes_after"}}}')
     .option('--data-dir <dir>', DATA_DIR_OPTION_TEXT)
     .addHelpText(
       'after',
