@@ -66,7 +66,7 @@ test('prune: a bad duration or log name exits 2 with one line on stderr; the log
     { args: ['--older-than', '30x'], message: /^estate: invalid --older-than "30x"/ },
     { args: ['--older-than', '0d'], message: /^estate: invalid --older-than "0d"/ },
     { args: ['--older-than', '30d', '--log', 'completions'], message: /^estate: --log: unknown log "completions"/ },
-    { args: [], message: /--older-than/ },
+    { args: [], message: /^estate: estate prune needs --older-than DURATION/ },
   ];
   for (const c of cases) {
     await t.test(c.args.join(' ') || '(no --older-than)', async () => {
@@ -78,6 +78,28 @@ test('prune: a bad duration or log name exits 2 with one line on stderr; the log
     });
   }
   assert.match(await readFile(file, 'utf8'), /2000-01-01/);
+});
+
+test('prune without --older-than uses collect.retention from the config; a bad one is exit 2 naming its path', async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'health-pulse.jsonl');
+  const old = line({ ts: new Date(Date.now() - 3 * 3_600_000).toISOString(), status: 'healthy' });
+  const fresh = line({ ts: recent(), status: 'degraded' });
+  await writeFile(file, old + fresh);
+  const config = path.join(dir, 'estate.config.json');
+  await writeFile(config, JSON.stringify({ collect: { retention: '5000d' } }));
+  const bad = await runEstate(['prune', '--data-dir', dir]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^estate: config .*estate\.config\.json is invalid: collect\.retention: [^\n]*3650d\n$/);
+  await writeFile(config, JSON.stringify({ collect: { retention: '2h' } }));
+  const r = await runEstate(['prune', '--log', 'pulse', '--json', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.older_than, '2h');
+  assert.equal(r.json.logs.pulse.dropped, 1);
+  assert.equal(await readFile(file, 'utf8'), fresh);
+  // --older-than wins over the config.
+  const flag = await runEstate(['prune', '--older-than', '1s', '--log', 'pulse', '--dry-run', '--json', '--data-dir', dir]);
+  assert.equal(flag.json.older_than, '1s');
 });
 
 /** A child appending lines to `file` one at a time (open O_APPEND, one write, close), every other one dated long ago, until told to stop on stdin. */

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { resolveDataDir } from '../../config.ts';
+import { loadConfig, resolveDataDir } from '../../config.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { EstateError } from '../../errors.ts';
 import { DATA_DIR_OPTION_TEXT } from '../common-options.ts';
@@ -10,21 +10,23 @@ import { escapeControls } from '../safe-text.ts';
 const LOG_NAMES = ['trends', 'disk', 'pulse', 'builds'];
 
 interface PruneOptions {
-  olderThan: string;
+  olderThan?: string;
   log?: string[];
   json?: boolean;
   dryRun?: boolean;
   dataDir?: string;
+  config?: string;
 }
 
 export function pruneCommand(io: CliIO): Command {
   return new Command('prune')
     .description('Drop the records of the series logs dated before a cutoff (retention); lines that cannot be dated are kept')
-    .requiredOption('--older-than <duration>', 'drop records whose ts is older than this, like 30d or 12h')
+    .option('--older-than <duration>', 'drop records whose ts is older than this, like 30d or 12h (default: collect.retention in the config)')
     .option('--log <name>', `prune only this log: ${LOG_NAMES.join(', ')} (repeat for several; default: all four)`, (value: string, list: string[] = []) => [...list, value])
     .option('--dry-run', 'count what would be dropped; change nothing')
     .option('--json', 'print {"older_than", "cutoff", "dry_run", "logs": {NAME: {"file", "dropped", "kept", "undated", "bytes_before", "bytes_after"}}}')
     .option('--data-dir <dir>', DATA_DIR_OPTION_TEXT)
+    .option('--config <file>', 'the config file (default: estate.config.json in the data dir)')
     .addHelpText(
       'after',
       '\nEach log is rewritten under its writer lock (<file>.lock), atomically: readers see\n' +
@@ -32,11 +34,13 @@ export function pruneCommand(io: CliIO): Command {
         '\nExamples:\n  $ estate prune --older-than 30d\n  $ estate prune --older-than 12h --log disk --log pulse --dry-run\n',
     )
     .action(async (options: PruneOptions) => {
-      const olderThanMs = parseDuration(options.olderThan, '--older-than');
       const names = [...new Set(options.log ?? LOG_NAMES)];
       const unknown = names.find((n) => !LOG_NAMES.includes(n));
       if (unknown !== undefined) throw new EstateError('usage', `--log: unknown log "${unknown}": use ${LOG_NAMES.join(', ')}`);
       const dataDir = resolveDataDir(options.dataDir, io.env);
+      const olderThan = options.olderThan ?? loadConfig(dataDir, options.config, io.env).collect?.retention;
+      if (olderThan === undefined) throw new EstateError('usage', 'estate prune needs --older-than DURATION (like 30d), or collect.retention in the config');
+      const olderThanMs = parseDuration(olderThan, options.olderThan === undefined ? 'collect.retention' : '--older-than');
       const cutoff = new Date(Date.now() - olderThanMs);
       const [{ pruneLog, isPrunableLog }, { DATA_FILES }] = await Promise.all([import('../../core/retention/prune-log.ts'), import('../../core/data-files.ts')]);
       const logs: Record<string, Record<string, unknown>> = {};
@@ -57,7 +61,7 @@ export function pruneCommand(io: CliIO): Command {
         io.stdout(escapeControls(`${DATA_FILES[name]}: ${verb} ${counts.dropped}, kept ${counts.kept}${undated}, ${counts.bytesBefore} → ${counts.bytesAfter} bytes`) + '\n');
       }
       if (options.json) {
-        io.stdout(`${JSON.stringify({ older_than: options.olderThan, cutoff: cutoff.toISOString(), dry_run: options.dryRun === true, logs }, null, 2)}\n`);
+        io.stdout(`${JSON.stringify({ older_than: olderThan, cutoff: cutoff.toISOString(), dry_run: options.dryRun === true, logs }, null, 2)}\n`);
       }
     });
 }
