@@ -58,6 +58,18 @@ test('prune drops exactly the records dated before the cutoff; undated, corrupt 
   assert.equal((await stat(file)).ino, before.ino);
 });
 
+test('prune keeps a line longer than 1 MiB (which readers skip) byte for byte, undated, without assembling it', async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'builds.jsonl');
+  const long = line({ ts: OLD, project: 'p', status: 'success', log: 'y'.repeat(3 * 1024 * 1024) });
+  const text = line({ ts: OLD, project: 'p', status: 'failure' }) + long + line({ ts: recent(), project: 'p', status: 'success' });
+  await writeFile(file, text);
+  const r = await runEstate(['prune', '--older-than', '1d', '--log', 'builds', '--json', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([r.json.logs.builds.dropped, r.json.logs.builds.kept, r.json.logs.builds.undated], [1, 2, 1]);
+  assert.equal(await readFile(file, 'utf8'), text.slice(text.indexOf('\n') + 1));
+});
+
 test('prune: a bad duration or log name exits 2 with one line on stderr; the log is left alone', async (t) => {
   const dir = await tempDataDir(t);
   const file = path.join(dir, 'disk.jsonl');

@@ -164,7 +164,8 @@ async function withOpenLog(file: string, fn: (handle: FileHandle, size: number) 
 }
 
 /**
- * Sorts the complete lines of the first `size` bytes of the log, writing
+ * Sorts the complete lines of the first `size` bytes of the log (a line
+ * longer than MAX_LINE_BYTES, which readers skip, counts as undated), writing
  * the kept ones to `out` (when given) as it goes, in pieces of about
  * COPY_BYTES. `linesEnd`: where the complete lines end (a torn last line
  * starts there). `bytesAfter` counts the torn last line as kept.
@@ -179,19 +180,32 @@ async function scan(handle: FileHandle, size: number, cutoff: Date, out?: FileHa
     pending = [];
     pendingBytes = 0;
   };
-  const linesEnd = await readLinesForward(handle, size, async (line) => {
-    const time = recordTime(line.toString('utf8'));
-    if (time !== undefined && time < limit) {
-      counts.dropped++;
-      counts.bytesAfter -= line.length;
-      return;
-    }
-    counts.kept++;
-    if (time === undefined) counts.undated++;
+  const keep = async (bytes: Buffer) => {
     if (!out) return;
-    pending.push(line);
-    pendingBytes += line.length;
+    pending.push(bytes);
+    pendingBytes += bytes.length;
     if (pendingBytes >= COPY_BYTES) await flush();
+  };
+  const linesEnd = await readLinesForward(handle, size, {
+    line: async (line) => {
+      const time = recordTime(line.toString('utf8'));
+      if (time !== undefined && time < limit) {
+        counts.dropped++;
+        counts.bytesAfter -= line.length;
+        return;
+      }
+      counts.kept++;
+      if (time === undefined) counts.undated++;
+      await keep(line);
+    },
+    // A line too long for any reader is not parsed: it cannot be dated, and is kept.
+    longPiece: async (piece, ended) => {
+      if (ended) {
+        counts.kept++;
+        counts.undated++;
+      }
+      await keep(piece);
+    },
   });
   await flush();
   return { counts, linesEnd };
