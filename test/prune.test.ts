@@ -30,7 +30,7 @@ test('prune drops exactly the records dated before the cutoff; undated, corrupt 
   ];
   const dropped = [line({ ts: OLD, cpu: 0 }), line({ ts: '2001-05-05T10:00:00+02:00', cpu: 2 })];
   const torn = `{"ts":"${OLD}","cpu":`;
-  const text = [dropped[0], kept[0], kept[1], kept[2], dropped[1], ...kept.slice(3)].join('') + torn;
+  const text = [kept[0], kept[1], dropped[0], kept[2], dropped[1], ...kept.slice(3)].join('') + torn;
   const file = path.join(dir, 'trends.jsonl');
   await writeFile(file, text, { mode: 0o640 });
 

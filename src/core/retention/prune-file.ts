@@ -180,8 +180,12 @@ async function scan(handle: FileHandle, size: number, cutoff: Date, out?: FileHa
     pending = [];
     pendingBytes = 0;
   };
+  // Until the first line dropped, nothing is written: the lines before it are then copied as they are.
+  let read = 0;
+  let writing = false;
   const keep = async (bytes: Buffer) => {
-    if (!out) return;
+    read += bytes.length;
+    if (!out || !writing) return;
     pending.push(bytes);
     pendingBytes += bytes.length;
     if (pendingBytes >= COPY_BYTES) await flush();
@@ -192,6 +196,9 @@ async function scan(handle: FileHandle, size: number, cutoff: Date, out?: FileHa
       if (time !== undefined && time < limit) {
         counts.dropped++;
         counts.bytesAfter -= line.length;
+        if (out && !writing) await copyRange(handle, out, 0, read);
+        writing = true;
+        read += line.length;
         return;
       }
       counts.kept++;
