@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type CheckedConfigCache, checkedConfigCache, checkedConfigCacheFile } from './checked-config-cache.ts';
 import { EstateError } from './errors.ts';
 import { shellWord } from './shell-word.ts';
+import { parseDuration } from './core/duration.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
 import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from './core/training-answer-bound.ts';
@@ -237,9 +238,25 @@ const SECTIONS = {
       })
       .optional()),
   events: once(() => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).prefault({})),
+  collect: once(() =>
+    z
+      .strictObject({
+        /** How long the series logs keep their records (`estate prune`'s default --older-than; the collector's retention): a duration such as 30d. */
+        retention: z.string().refine(isDuration, 'a whole number and a unit, like 30d or 12h, at most 3650d').optional(),
+      })
+      .optional()),
   training: once(() => trainingSchema().prefault({})),
   serve: once(() => serveSchema().optional()),
 };
+
+function isDuration(text: string): boolean {
+  try {
+    parseDuration(text, 'duration');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 type Sections = typeof SECTIONS;
 type SectionName = keyof Sections;

@@ -81,6 +81,7 @@ test('a config checked a section at a time is what the whole schema makes of it'
       stats: { command: ['./s'] },
       identity: { name: 'x', links: [{ label: 'l', url: 'https://l.example' }] },
       events: { stale_after_s: 60 },
+      collect: { retention: '30d' },
       training: { max_runs_per_user: 10 },
       serve: { port: 0, cors_origins: ['https://dash.example.org'], timeouts: { headers_ms: 1000 } },
     },

@@ -7,6 +7,7 @@ import { keysCommand } from './commands/keys.ts';
 import { manCommand } from './commands/man.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
+import { pruneCommand } from './commands/prune.ts';
 import { serveCommand } from './commands/serve.ts';
 import { storeCommand } from './commands/store-copy.ts';
 import { tokenCommand } from './commands/token.ts';
@@ -28,6 +29,7 @@ export function buildProgram(io: CliIO, program: Command = rootCommand()): Comma
   program.addCommand(serveCommand(io));
   program.addCommand(initCommand(io));
   program.addCommand(migrateCommand(io));
+  program.addCommand(pruneCommand(io));
   program.addCommand(storeCommand(io));
   program.addCommand(keysCommand(io, print));
   program.addCommand(contextCommand(io, print));

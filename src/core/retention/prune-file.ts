@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { fstatSync, renameSync } from 'node:fs';
+import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { withFileLock } from '../file-lock.ts';
+import { isNotFound } from '../fs-errors.ts';
+import { assertInsideDataDir, openDataFile } from '../open-data-file.ts';
+import { readLinesForward } from './read-lines-forward.ts';
+import { recordTime } from './record-time.ts';
+
+const COPY_BYTES = 64 * 1024;
+/** How long after the rename the old file is looked at again for a late line (see pruneFile). */
+const LATE_WRITE_MS = 250;
+/** Rewrites for late lines (see pruneFile) before the last ones are simply appended. */
+const MAX_ROUNDS = 8;
+
+export interface PruneCounts {
+  /** Lines read that were kept, the undated ones included. */
+  kept: number;
+  /** Lines dated before the cutoff: removed (or, with `dryRun`, that would be). */
+  dropped: number;
+  /** Lines kept because they cannot be dated (not JSON, no `ts`, not a date). */
+  undated: number;
+  /** The size of the log when the prune began, and after it (with what was appended meanwhile). */
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+export interface PruneOptions {
+  /** Count what would be dropped; change nothing and take no lock. */
+  dryRun?: boolean;
+  lockTimeoutMs?: number;
+}
+
+/** The lock an estate writer of `file` takes: `<file>.lock` (file-lock.ts; docs/data-dir.md "Locks"). */
+export function logLockFile(file: string): string {
+  return `${file}.lock`;
+}
+
+/**
+ * Removes the lines of the JSONL log `file` dated before `cutoff` (their
+ * `ts`), keeping every other line, in order. Contract:
+ *
+ * - Runs under the log's writer lock (`logLockFile`), so an estate writer
+ *   waits for it.
+ * - The file is read one chunk at a time, never whole; kept lines go to a
+ *   temp file beside it, which is synced and renamed over the log, then the
+ *   folder is synced: a reader sees the old file or the new one, never a
+ *   part of one.
+ * - Lines that cannot be dated are kept, and so is a last line with no
+ *   newline (torn, or being written), byte for byte.
+ * - Bytes appended by writers that take no lock (O_APPEND) while the prune
+ *   copies are copied too, until the file stops growing, before the rename.
+ *   Lines such a writer appends to the old file in the instant of the
+ *   rename (it opened the file just before), seen LATE_WRITE_MS after the
+ *   rename, are put where the rename was, before what was
+ *   appended to the new file since, by one more rewrite (and so on, at most
+ *   MAX_ROUNDS times; then they are appended). A writer that keeps the file
+ *   open across a prune, or pauses longer, writes on into the old, unlinked
+ *   file: writers should take the lock, or open the log for each append.
+ * - When nothing is dated before the cutoff, the file is left as it is.
+ * - A missing log is nothing to prune (zero counts).
+ */
+export async function pruneFile(file: string, cutoff: Date, options: PruneOptions = {}): Promise<PruneCounts> {
+  await assertInsideDataDir(file);
+  if (options.dryRun) return withOpenLog(file, async (handle, size) => (await scan(handle, size, cutoff)).counts);
+  return withFileLock(
+    logLockFile(file),
+    (lock) =>
+      withOpenLog(file, async (handle, size) => {
+        const mode = (await handle.stat()).mode & 0o7777;
+        const temps: { path: string; handle: FileHandle; renamed: boolean }[] = [];
+        const newTemp = async () => {
+          const temp = { path: tempPath(file), handle: undefined as unknown as FileHandle, renamed: false };
+          temp.handle = await open(temp.path, 'wx+', mode);
+          temps.push(temp);
+          return temp;
+        };
+        try {
+          let out = await newTemp();
+          const scanned = await scan(handle, size, cutoff, out.handle);
+          if (!scanned.counts.dropped) return scanned.counts;
+          // The torn last line, and whatever writers without the lock appended since.
+          let source = handle;
+          let copied = await catchUp(source, out.handle, scanned.linesEnd);
+          for (let round = 1; ; round++) {
+            await out.handle.chmod(mode);
+            await lock.check();
+            // Synced with nothing left to copy, the rename follows the last look at once (no await between them).
+            let settled = false;
+            let written = 0;
+            while (!settled) {
+              await out.handle.sync();
+              // The size of the new file at the rename: writers append to it from then on.
+              written = fstatSync(out.handle.fd).size;
+              settled = fstatSync(source.fd).size === copied;
+              if (settled) renameSync(out.path, file);
+              else copied = await catchUp(source, out.handle, copied);
+            }
+            out.renamed = true;
+            await syncFolder(path.dirname(file));
+            const late = await lateEnd(source, copied);
+            if (late === undefined) break;
+            if (round >= MAX_ROUNDS) {
+              await appendRange(source, file, copied, late);
+              break;
+            }
+            // Lines written to the old file after the last look go where the rename was, before what was appended since: one more round.
+            const next = await newTemp();
+            await copyRange(out.handle, next.handle, 0, written);
+            await copyRange(source, next.handle, copied, late);
+            source = out.handle;
+            copied = await catchUp(source, next.handle, written);
+            out = next;
+          }
+          return { ...scanned.counts, bytesAfter: (await stat(file)).size };
+        } finally {
+          for (const temp of temps) {
+            await temp.handle.close();
+            if (!temp.renamed) await unlink(temp.path).catch(() => {});
+          }
+        }
+      }),
+    { timeoutMs: options.lockTimeoutMs },
+  );
+}
+
+function tempPath(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.prune.tmp`);
+}
+
+/** Copies what was appended to `source` after `at` until it stops growing; returns where the copy stopped. */
+async function catchUp(source: FileHandle, out: FileHandle, at: number): Promise<number> {
+  for (let end = (await source.stat()).size; at < end; end = (await source.stat()).size) at = await copyRange(source, out, at, end);
+  return at;
+}
+
+/**
+ * Where a file renamed away ends, when a writer that opened it before the
+ * rename appended to it past `copied`, looked at LATE_WRITE_MS after the
+ * rename (every writer caught in the instant has written by then, unless
+ * paused); undefined when none did.
+ */
+async function lateEnd(source: FileHandle, copied: number): Promise<number | undefined> {
+  await new Promise((r) => setTimeout(r, LATE_WRITE_MS));
+  const size = (await source.stat()).size;
+  return size > copied ? size : undefined;
+}
+
+/** Opens `file` for reading and runs `fn` with its size; zero counts when there is no file. */
+async function withOpenLog(file: string, fn: (handle: FileHandle, size: number) => Promise<PruneCounts>): Promise<PruneCounts> {
+  let handle: FileHandle;
+  try {
+    handle = await openDataFile(file);
+  } catch (err) {
+    if (isNotFound(err)) return { kept: 0, dropped: 0, undated: 0, bytesBefore: 0, bytesAfter: 0 };
+    throw err;
+  }
+  try {
+    return await fn(handle, (await handle.stat()).size);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Sorts the complete lines of the first `size` bytes of the log (a line
+ * longer than MAX_LINE_BYTES, which readers skip, counts as undated), writing
+ * the kept ones to `out` (when given) as it goes, in pieces of about
+ * COPY_BYTES. `linesEnd`: where the complete lines end (a torn last line
+ * starts there). `bytesAfter` counts the torn last line as kept.
+ */
+async function scan(handle: FileHandle, size: number, cutoff: Date, out?: FileHandle): Promise<{ counts: PruneCounts; linesEnd: number }> {
+  const limit = cutoff.getTime();
+  const counts: PruneCounts = { kept: 0, dropped: 0, undated: 0, bytesBefore: size, bytesAfter: size };
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (out && pendingBytes) await out.write(Buffer.concat(pending, pendingBytes));
+    pending = [];
+    pendingBytes = 0;
+  };
+  // Until the first line dropped, nothing is written: the lines before it are then copied as they are.
+  let read = 0;
+  let writing = false;
+  const keep = async (bytes: Buffer) => {
+    read += bytes.length;
+    if (!out || !writing) return;
+    pending.push(bytes);
+    pendingBytes += bytes.length;
+    if (pendingBytes >= COPY_BYTES) await flush();
+  };
+  const linesEnd = await readLinesForward(handle, size, {
+    line: async (line) => {
+      const time = recordTime(line.toString('utf8'));
+      if (time !== undefined && time < limit) {
+        counts.dropped++;
+        counts.bytesAfter -= line.length;
+        if (out && !writing) await copyRange(handle, out, 0, read);
+        writing = true;
+        read += line.length;
+        return;
+      }
+      counts.kept++;
+      if (time === undefined) counts.undated++;
+      await keep(line);
+    },
+    // A line too long for any reader is not parsed: it cannot be dated, and is kept.
+    longPiece: async (piece, ended) => {
+      if (ended) {
+        counts.kept++;
+        counts.undated++;
+      }
+      await keep(piece);
+    },
+  });
+  await flush();
+  return { counts, linesEnd };
+}
+
+async function copyRange(from: FileHandle, to: FileHandle, start: number, end: number): Promise<number> {
+  const buffer = Buffer.alloc(Math.min(COPY_BYTES, end - start));
+  let at = start;
+  while (at < end) {
+    const { bytesRead } = await from.read(buffer, 0, Math.min(buffer.length, end - at), at);
+    if (bytesRead === 0) break;
+    await to.write(buffer, 0, bytesRead);
+    at += bytesRead;
+  }
+  return at;
+}
+
+/** Appends the bytes of `from` between `start` and `end` to `file` in one write (O_APPEND), synced. */
+async function appendRange(from: FileHandle, file: string, start: number, end: number): Promise<number> {
+  const buffer = Buffer.alloc(end - start);
+  const { bytesRead } = await from.read(buffer, 0, buffer.length, start);
+  const out = await openDataFile(file, 'append');
+  try {
+    await out.write(buffer, 0, bytesRead);
+    await out.sync();
+  } finally {
+    await out.close();
+  }
+  return start + bytesRead;
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
