@@ -11,6 +11,8 @@ import { createRun, deleteRun, getRun, listRuns } from '../training.ts';
 import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
+import { appendSeries } from '../series/append-series.ts';
+import { mergeHeartbeat } from '../series/heartbeat-merge.ts';
 import type { Credentials, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
@@ -55,6 +57,10 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     training,
     credentials,
     tokenSecret,
+    series: {
+      appendSample: (sample) => appendSeries(dataDir, sample),
+      mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
+    },
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {

@@ -105,6 +105,10 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       current: async () => (await store()).tokenSecret.current(),
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
+    series: {
+      appendSample: async (sample) => (await store()).series.appendSample(sample),
+      mergeHeartbeat: async (entry) => (await store()).series.mergeHeartbeat(entry),
+    },
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);

@@ -1,3 +1,4 @@
+import { EstateError } from '../../errors.ts';
 import { ENTRIES } from '../publishing.ts';
 import { COMPLETIONS } from '../work.ts';
 import { describeStoreUrl } from './open-store.ts';
@@ -50,6 +51,14 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     training: postgresTraining(sql, name),
     credentials,
     tokenSecret: postgresTokenSecret(sql, name),
+    series: {
+      appendSample: async () => {
+        throw seriesNotSupported(name);
+      },
+      mergeHeartbeat: async () => {
+        throw seriesNotSupported(name);
+      },
+    },
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;
@@ -69,3 +78,8 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
   };
   return store;
 };
+
+/** The series (trends, disk, pulse, heartbeat) are not kept in PostgreSQL yet: `estate collect` needs the data dir. */
+function seriesNotSupported(name: string): EstateError {
+  return new EstateError('unavailable', `collecting into a PostgreSQL store (${name}) is not supported yet: collect into the data dir (--store data-dir)`);
+}

@@ -1,5 +1,7 @@
 // INTERFACE READY
 import type { EstateConfig } from '../../config.ts';
+import type { DiskSnapshot, HeartbeatEntry, PulseEntry, TrendPoint } from '../collect/sample-types.ts';
+import type { HeartbeatOutcome } from '../series/heartbeat-merge.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { KeyedLogSpec, KeyedWriteResult } from '../keyed-log.ts';
@@ -7,6 +9,7 @@ import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts'
 import type { LogPage } from '../record-log.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 
+export type { HeartbeatOutcome };
 export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
 
 // The Store boundary: everything estate itself writes and reads back (the
@@ -226,6 +229,35 @@ export interface TokenSecret {
   restore(secret: Uint8Array): Promise<RestoreResult<Uint8Array>>;
 }
 
+/** What one sample of a node appends to the series (DESIGN.md 7a). */
+export interface SeriesSample {
+  trend: TrendPoint;
+  disks: readonly DiskSnapshot[];
+  pulse: PulseEntry;
+}
+
+/**
+ * The series the collector writes (DESIGN.md 7a): trend points, disk
+ * snapshots, pulse entries and the heartbeat. Data dir: `trends.jsonl`,
+ * `disk.jsonl`, `health-pulse.jsonl` and `state/heartbeat.json`.
+ * PostgreSQL: not supported yet (every call is an `unavailable` error).
+ */
+export interface Series {
+  /**
+   * Appends the sample's trend point, disk snapshots and pulse entry, each
+   * log with one durable write under its writer lock (`<file>.lock`, the
+   * lock `estate prune` takes): one complete line per record.
+   */
+  appendSample(sample: SeriesSample): Promise<void>;
+  /**
+   * Makes `entry` its node's entry in the heartbeat, atomically, under the
+   * file's lock; every other entry and unknown field is kept. A heartbeat
+   * that cannot be read as one (not valid JSON) is never overwritten: the
+   * answer is `unreadable`, with the reason.
+   */
+  mergeHeartbeat(entry: HeartbeatEntry): Promise<HeartbeatOutcome>;
+}
+
 export type StoreKind = 'data-dir' | 'postgres';
 
 export interface Store {
@@ -237,6 +269,7 @@ export interface Store {
   training: TrainingRuns;
   credentials: Credentials;
   tokenSecret: TokenSecret;
+  series: Series;
   /**
    * Checks that the store can be used now (PostgreSQL: reachable, schema at
    * the version this build needs); throws EstateError 'unavailable' (or

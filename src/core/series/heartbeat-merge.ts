@@ -1,0 +1,71 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileAtomic } from '../atomic-write.ts';
+import { DATA_FILES } from '../data-files.ts';
+import { withFileLock } from '../file-lock.ts';
+import { isNotFound } from '../fs-errors.ts';
+import { ensureFolder } from '../jsonl/append-record.ts';
+import { readDataFile } from '../open-data-file.ts';
+import { logLockFile } from '../retention/prune-file.ts';
+import type { HeartbeatEntry } from '../collect/sample-types.ts';
+
+/** What a heartbeat merge did: `merged`, or `unreadable` (the file was left exactly as it was; `problem` says why). */
+export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; problem: string };
+
+/** `state/heartbeat.json` in `dataDir`. */
+export function heartbeatFile(dataDir: string): string {
+  return path.join(dataDir, DATA_FILES.state, 'heartbeat.json');
+}
+
+/**
+ * Puts `entry` in `state/heartbeat.json` as the entry of its node
+ * (`{"nodes": [{"name", "last_seen", "status", …}]}`, DESIGN.md 7a), under
+ * the file's lock (`<file>.lock`), atomically (temp file + rename). Every
+ * other entry, every unknown field (of the file and of this node's entry)
+ * stays as it was. A file that is not valid JSON, or not an object whose
+ * `nodes` is a list, is never overwritten: the answer is `unreadable`.
+ */
+export async function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry): Promise<HeartbeatOutcome> {
+  const file = heartbeatFile(dataDir);
+  await ensureFolder(file);
+  return withFileLock(logLockFile(file), async (lock) => {
+    let text: string | undefined;
+    let mode = 0o600;
+    try {
+      text = await readDataFile(file);
+      mode = (await stat(file)).mode & 0o777;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const parsed = text === undefined ? { heartbeat: { nodes: [] as unknown[] } } : parseHeartbeat(text);
+    if ('problem' in parsed) return { outcome: 'unreadable', problem: parsed.problem };
+    const merged = parsed.heartbeat;
+    const nodes = merged.nodes as unknown[];
+    const at = nodes.findIndex((n) => isObject(n) && n.name === entry.name);
+    if (at === -1) nodes.push({ ...entry });
+    else nodes[at] = { ...(nodes[at] as object), ...entry };
+    await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, mode, () => {
+      lock.checkSync();
+      return true;
+    });
+    return { outcome: 'merged' };
+  });
+}
+
+function parseHeartbeat(text: string): { heartbeat: Record<string, unknown> } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { problem: `state/heartbeat.json is not valid JSON (${(err as Error).message}): left as it is` };
+  }
+  if (!isObject(value) || (value.nodes !== undefined && !Array.isArray(value.nodes))) {
+    return { problem: 'state/heartbeat.json is not an object with a "nodes" list: left as it is' };
+  }
+  value.nodes ??= [];
+  return { heartbeat: value };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
