@@ -243,11 +243,25 @@ const SECTIONS = {
       .strictObject({
         /** How long the series logs keep their records (`estate prune`'s default --older-than; the collector's retention): a duration such as 30d. */
         retention: z.string().refine(isDuration, 'a whole number and a unit, like 30d or 12h, at most 3650d').optional(),
+        /** How often `estate collect` samples without --once: a duration such as 60s (the default). */
+        interval: z.string().refine(isDuration, 'a whole number and a unit, like 60s or 5m, at most 3650d').optional(),
+        /** Where the host's root file system is mounted when collecting from a container (`--host-prefix`). */
+        host_prefix: z.string().min(1).max(4096).optional(),
+        /** The pulse thresholds, each over its default (DESIGN.md 7a): a value at or above one takes that status. */
+        thresholds: z
+          .strictObject({
+            disk_used_pct: thresholdSchema().optional(),
+            mem_used_pct: thresholdSchema().optional(),
+            load_per_core: thresholdSchema().optional(),
+          })
+          .optional(),
       })
       .optional()),
   training: once(() => trainingSchema().prefault({})),
   serve: once(() => serveSchema().optional()),
 };
+
+const thresholdSchema = () => z.strictObject({ degraded: z.number().min(0).optional(), unhealthy: z.number().min(0).optional() });
 
 function isDuration(text: string): boolean {
   try {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { collectCommand } from './commands/collect.ts';
 import { completeValuesCommand, completionCommand } from './commands/completion.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { initCommand } from './commands/init.ts';
@@ -30,6 +31,7 @@ export function buildProgram(io: CliIO, program: Command = rootCommand()): Comma
   program.addCommand(initCommand(io));
   program.addCommand(migrateCommand(io));
   program.addCommand(pruneCommand(io));
+  program.addCommand(collectCommand(io));
   program.addCommand(storeCommand(io));
   program.addCommand(keysCommand(io, print));
   program.addCommand(contextCommand(io, print));

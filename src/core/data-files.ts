@@ -12,6 +12,7 @@ export const DATA_FILES = {
   trainingUsers: 'training/users',
   trainingIndex: 'training/index.json',
   state: 'state',
+  collectState: 'collect',
   repos: 'repos.json',
   config: 'estate.config.json',
   keys: 'keys.json',

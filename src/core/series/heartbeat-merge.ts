@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../atomic-write.ts';
-import { DATA_FILES } from '../data-files.ts';
+import { dataPath } from '../data-files.ts';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { ensureFolder } from '../jsonl/append-record.ts';
@@ -14,7 +14,7 @@ export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; 
 
 /** `state/heartbeat.json` in `dataDir`. */
 export function heartbeatFile(dataDir: string): string {
-  return path.join(dataDir, DATA_FILES.state, 'heartbeat.json');
+  return path.join(dataPath(dataDir, 'state'), 'heartbeat.json');
 }
 
 /**
