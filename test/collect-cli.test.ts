@@ -96,6 +96,29 @@ test('a heartbeat that is not valid JSON is left byte for byte, named on stderr 
   assert.equal((await lines(path.join(dir, 'trends.jsonl'))).length, 1);
 });
 
+test('the heartbeat keeps the shape it has: a nodes map, a bare list; JSON of another shape is left alone too', { skip: !LINUX }, async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'state', 'heartbeat.json');
+  const collect = async () => {
+    const r = await runEstate(['collect', '--once', '--json', '--node', 'web-1', '--data-dir', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    return r.json;
+  };
+  await writeFile(file, JSON.stringify({ nodes: { 'db-1': { last_seen: 'x' }, 'web-1': { last_seen: 'old', owner: 'ops' } } }));
+  let out = await collect();
+  assert.deepEqual(JSON.parse(await readFile(file, 'utf8')), { nodes: { 'db-1': { last_seen: 'x' }, 'web-1': { last_seen: out.trend.ts, owner: 'ops', status: out.pulse.status } } });
+  await writeFile(file, JSON.stringify([{ node: 'web-1', zone: 'a' }, { name: 'db-1' }]));
+  out = await collect();
+  assert.deepEqual(JSON.parse(await readFile(file, 'utf8')), [{ node: 'web-1', zone: 'a', name: 'web-1', last_seen: out.trend.ts, status: out.pulse.status }, { name: 'db-1' }]);
+  for (const other of ['42', '{"nodes": "many"}', 'null']) {
+    await writeFile(file, other);
+    out = await collect();
+    assert.equal(await readFile(file, 'utf8'), other);
+    assert.match(out.heartbeat_problem, /is not a heartbeat/);
+    assert.equal(out.pulse.checks.heartbeat.status, 'degraded');
+  }
+});
+
 function netDev(rx: number, tx: number): string {
   return 'Inter-|   Receive |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n' +
     `  eth0: ${rx} 10 0 0 0 0 0 0 ${tx} 20 0 0 0 0 0 0\n`;

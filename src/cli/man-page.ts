@@ -65,11 +65,12 @@ const ENVIRONMENT: [string, string][] = [
 ];
 
 const FILES: [string, string][] = [
-  ['trends.jsonl', 'Trend points, one JSON object per line, with ts (ISO 8601).'],
+  ['trends.jsonl', 'Trend points, one JSON object per line, with ts (ISO 8601); appended by `estate collect` or your collectors.'],
   ['disk.jsonl', 'Disk snapshots: ts, mount, total_bytes, used_bytes, free_bytes.'],
   ['health-pulse.jsonl', 'Health pulse entries: ts, status (healthy, degraded, unhealthy), optional checks.'],
+  ['collect/counters-NODE.json', 'The kernel counters of the node\'s last sample, for the rates of the next `estate collect`; safe to delete.'],
   ['builds.jsonl', 'Builds: ts, project, status (success, failure, cancelled), optional duration_s, ref, commit.'],
-  ['state/scoreboard.json, state/heartbeat.json, state/estate_map.json', 'State files, any JSON; events are derived from the first two.'],
+  ['state/scoreboard.json, state/heartbeat.json, state/estate_map.json', 'State files, any JSON; events are derived from the first two; `estate collect` merges its node\'s entry into the heartbeat.'],
   ['work/completions.jsonl', 'Task completions, written by estate only.'],
   ['publishing/entries.jsonl', 'Published entries, written by estate only.'],
   ['training/runs/RUN_ID.json', 'Training runs, one file each.'],
