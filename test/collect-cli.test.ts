@@ -200,6 +200,10 @@ test('bad input is one line and exit 2; a missing data dir is exit 2; a PostgreS
   const config = await runEstate(['collect', '--data-dir', dir]);
   assert.equal(config.code, 2, config.stderr);
   assert.match(config.stderr, /collect\.interval/);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ collect: { thresholds: { load_per_core: { unhealthy: 1 } } } }));
+  const thresholds = await runEstate(['collect', '--once', '--data-dir', dir]);
+  assert.equal(thresholds.code, 2, thresholds.stderr);
+  assert.equal(thresholds.stderr, 'estate: collect.thresholds.load_per_core: unhealthy (1) is below degraded (2)\n');
   await writeFile(path.join(dir, 'estate.config.json'), '{}');
   // Nothing listens there: the answer comes before any connection.
   const pg = await runEstate(['collect', '--once', '--store', 'postgres://estate@127.0.0.1:1/estate', '--data-dir', dir]);
