@@ -37,8 +37,8 @@ export function collectCommand(io: CliIO): Command {
       '\nWithout --once it samples until SIGTERM or SIGINT, then finishes the sample in\n' +
         'progress and exits 0. The counters for rates (network, disk I/O) are kept in\n' +
         'the data dir (collect/counters-NODE.json), so cron runs of --once have rates too.\n' +
-        '\nExamples:\n  $ estate collect --once\n  $ estate collect --interval 30s\n' +
-        '  $ crontab: */1 * * * * estate collect --once\n  $ estate collect --once --host-prefix /host --node web-1 --json\n',
+        '\nExamples:\n  $ estate collect --once\n  $ estate collect --interval 30s\n  $ estate collect --once --host-prefix /host --node web-1 --json\n' +
+        '\nFrom cron, every minute (a crontab line):\n  */1 * * * * estate collect --once\n',
     )
     .action(async (options: CollectOptions) => {
       if (options.interval !== undefined) parseDuration(options.interval, '--interval');
