@@ -16,7 +16,8 @@ export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWrit
 // keyed record logs, training runs, the credential store, the token signing
 // secret) goes through one Store, which handlers receive as `ctx.store`.
 // The series and state files other tools write (trends, disk, pulse, builds,
-// state, repos) and the config are not in it: they are read from the data dir.
+// state, repos) and the config are read from the data dir; estate's own
+// collector writes the series through `series`.
 //
 // Contracts every implementation keeps (test/store-contract.test.ts runs the
 // same suite against each):
