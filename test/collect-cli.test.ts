@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { df, tempTree, writeTree } from './helpers/fake-host.ts';
+import { newKey } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
 // `estate collect` (DESIGN.md 7a): the real CLI on a temp data dir, sampling
@@ -222,4 +223,38 @@ test('collect.thresholds in the config are merged over the defaults', { skip: !L
   const diskChecks = Object.entries(r.json.pulse.checks).filter(([name]) => name.startsWith('disk:'));
   assert.ok(diskChecks.length > 0 && diskChecks.every(([, c]: [string, any]) => c.status === 'unhealthy'), JSON.stringify(r.json.pulse));
   assert.equal(r.json.pulse.status, 'unhealthy');
+});
+
+test('serve --collect samples this node into the served data dir while it answers, and a stop finishes the sample in progress', { skip: !LINUX }, async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ node_name: 'served' }));
+  const key = await newKey(dir);
+  const running = startEstate(t, ['serve', '--collect', '--interval', '1s', '--port', '0', '--data-dir', dir]);
+  await running.waitForStdout('the URL line', (out) => /http:\/\/127\.0\.0\.1:\d+/.test(out));
+  const url = /http:\/\/127\.0\.0\.1:\d+/.exec(running.stdout())?.[0] as string;
+  const trends = path.join(dir, 'trends.jsonl');
+  await waitUntil('two samples', async () => (await lines(trends)).length >= 2);
+  const answer = await fetch(`${url}/trends?limit=5`, { headers: { 'X-API-Key': key } });
+  assert.equal(answer.status, 200);
+  const body = (await answer.json()) as { items: { node?: string; mem_total_bytes?: number }[] };
+  assert.ok(body.items.length >= 2);
+  assert.ok(body.items.every((p) => p.node === 'served' && typeof p.mem_total_bytes === 'number'), JSON.stringify(body.items));
+  const stopped = await running.stop('SIGTERM');
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.doesNotMatch(stopped.stderr, /collect_failed/);
+  for (const log of ['trends.jsonl', 'disk.jsonl', 'health-pulse.jsonl']) {
+    const text = await readFile(path.join(dir, log), 'utf8');
+    assert.ok(text.endsWith('\n'), `${log} ends with a whole line`);
+    for (const line of text.split('\n').filter((l) => l !== '')) assert.doesNotThrow(() => JSON.parse(line), `${log}: ${line}`);
+  }
+  assert.equal((await records(path.join(dir, 'health-pulse.jsonl'))).length, (await records(trends)).length, 'a pulse entry per trend point');
+  const heartbeat = JSON.parse(await readFile(path.join(dir, 'state', 'heartbeat.json'), 'utf8'));
+  assert.deepEqual(heartbeat.nodes.map((n: { name: string }) => n.name), ['served']);
+});
+
+test('serve --interval without --collect is one line and exit 2', async (t) => {
+  const dir = await tempDataDir(t);
+  const run = await runEstate(['serve', '--interval', '1s', '--port', '0', '--data-dir', dir]);
+  assert.equal(run.code, 2);
+  assert.equal(run.stderr, 'estate: --interval is for --collect: the time between samples of this node\n');
 });

@@ -1,11 +1,8 @@
-import { statSync } from 'node:fs';
-import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Command } from 'commander';
-import { assertDataDir, type EstateConfig, loadConfig, nodeName, resolveDataDir, resolveStoreSpec } from '../../config.ts';
-import { DEFAULT_THRESHOLDS, type Thresholds } from '../../core/collect/sample-types.ts';
+import { assertDataDir, loadConfig, resolveDataDir, resolveStoreSpec } from '../../config.ts';
+import type { RecordedSample } from '../../core/collect/record-sample.ts';
 import { parseDuration } from '../../core/duration.ts';
-import { EstateError } from '../../errors.ts';
+import { collectSettings, DEFAULT_INTERVAL } from '../collect-settings.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import { escapeControls } from '../safe-text.ts';
@@ -21,7 +18,6 @@ interface CollectOptions {
   store?: string;
 }
 
-const DEFAULT_INTERVAL = '60s';
 
 export function collectCommand(io: CliIO): Command {
   return addDataDirOptions(
@@ -45,15 +41,14 @@ export function collectCommand(io: CliIO): Command {
       const dataDir = resolveDataDir(options.dataDir, io.env);
       assertDataDir(dataDir, io.env);
       const config = loadConfig(dataDir, options.config, io.env);
-      const intervalMs = intervalOf(options.interval, config);
-      const node = options.node ?? nodeName(config);
-      if (node.trim() === '') throw new EstateError('usage', '--node: a node name cannot be empty');
-      const root = hostRoot(options.hostPrefix ?? io.env.ESTATE_HOST_PREFIX ?? config.collect?.host_prefix);
-      const thresholds = mergedThresholds(config);
-      const [{ openStore }, { recordSample }] = await Promise.all([import('../../core/store/open-store.ts'), import('../../core/collect/record-sample.ts')]);
+      const settings = collectSettings(options, config, io.env, dataDir);
+      const [{ openStore }, { recordSample }, { runCollector }] = await Promise.all([
+        import('../../core/store/open-store.ts'),
+        import('../../core/collect/record-sample.ts'),
+        import('../../core/collect/collect-loop.ts'),
+      ]);
       const store = openStore(resolveStoreSpec(options.store, config, io.env), { dataDir, config, env: io.env });
-      const once = async (): Promise<void> => {
-        const recorded = await recordSample(store, { node, root, thresholds, dataDir });
+      const print = (recorded: RecordedSample): void => {
         if (recorded.heartbeatProblem) io.stderr(`estate collect: ${escapeControls(recorded.heartbeatProblem)}\n`);
         if (options.json) {
           const { heartbeatProblem, ...rest } = recorded;
@@ -62,67 +57,22 @@ export function collectCommand(io: CliIO): Command {
         } else {
           const missing = recorded.missing.length ? `; not read: ${recorded.missing.join(', ')}` : '';
           const heartbeat = recorded.heartbeat ? 'heartbeat merged' : 'heartbeat left alone';
-          io.stdout(escapeControls(`${recorded.trend.ts} ${node}: ${recorded.pulse.status}; 1 trend point, ${recorded.disks.length} disk snapshot${recorded.disks.length === 1 ? '' : 's'}, 1 pulse entry, ${heartbeat}${missing}`) + '\n');
+          io.stdout(escapeControls(`${recorded.trend.ts} ${settings.node}: ${recorded.pulse.status}; 1 trend point, ${recorded.disks.length} disk snapshot${recorded.disks.length === 1 ? '' : 's'}, 1 pulse entry, ${heartbeat}${missing}`) + '\n');
         }
       };
       try {
-        if (options.once) return await once();
+        if (options.once) {
+          const { intervalMs: _, ...once } = settings;
+          return print(await recordSample(store, once));
+        }
         const stopping = new AbortController();
         void io.onStop().then(() => stopping.abort());
-        await once();
-        while (!stopping.signal.aborted) {
-          try {
-            await sleep(intervalMs, undefined, { signal: stopping.signal });
-          } catch {
-            break;
-          }
-          try {
-            await once();
-          } catch (err) {
-            // The first sample's failure ends the command; a later one (a lock held too long, a full disk) is reported and the next sample tried.
-            io.stderr(`estate collect: ${escapeControls((err as Error).message)}\n`);
-          }
-        }
+        await runCollector(store, settings, stopping.signal, {
+          sampled: print,
+          failed: (err) => io.stderr(`estate collect: ${escapeControls((err as Error).message)}\n`),
+        });
       } finally {
         await store.close();
       }
     });
-}
-
-/** The time between samples: `--interval`, else `collect.interval`, else 60s. */
-function intervalOf(flag: string | undefined, config: EstateConfig): number {
-  if (flag !== undefined) return parseDuration(flag, '--interval');
-  const configured = config.collect?.interval;
-  return parseDuration(configured ?? DEFAULT_INTERVAL, 'collect.interval');
-}
-
-/** The root the kernel figures are read under: `/`, or the host prefix, which must be a directory. */
-function hostRoot(prefix: string | undefined): string {
-  if (prefix === undefined || prefix === '') return '/';
-  const dir = path.resolve(prefix);
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch {
-    isDir = false;
-  }
-  if (!isDir) throw new EstateError('usage', `host prefix ${dir} is not a directory (--host-prefix, $ESTATE_HOST_PREFIX or collect.host_prefix: where the host's root is mounted)`);
-  return dir;
-}
-
-/** `collect.thresholds` of the config, each bound over its default. */
-function mergedThresholds(config: EstateConfig): Thresholds {
-  const own = config.collect?.thresholds ?? {};
-  const merged = {} as Thresholds;
-  for (const name of Object.keys(DEFAULT_THRESHOLDS) as (keyof Thresholds)[]) {
-    merged[name] = { ...DEFAULT_THRESHOLDS[name], ...stripUndefined(own[name] ?? {}) };
-    if (merged[name].unhealthy < merged[name].degraded) {
-      throw new EstateError('usage', `collect.thresholds.${name}: unhealthy (${merged[name].unhealthy}) is below degraded (${merged[name].degraded})`);
-    }
-  }
-  return merged;
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -10,6 +10,8 @@ import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
+import type { CollectorSettings } from '../../core/collect/collect-loop.ts';
+import { collectSettings } from '../collect-settings.ts';
 import { LOG_FORMATS, type LogFormat, serveLogSink } from '../serve-log.ts';
 
 interface ServeOptions {
@@ -21,6 +23,8 @@ interface ServeOptions {
   demo?: boolean;
   quiet?: boolean;
   logFormat?: LogFormat;
+  collect?: boolean;
+  interval?: string;
 }
 
 export function serveCommand(io: CliIO): Command {
@@ -30,13 +34,15 @@ export function serveCommand(io: CliIO): Command {
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: config serve.port, else 8080)')
     .option('--demo', 'serve a temporary copy of the demo estate and print a demo key')
     .option('--quiet', 'log no line per request (warnings and errors are still logged)')
+    .option('--collect', 'also sample this node as estate collect does, into the served store (see estate collect --help)')
+    .option('--interval <duration>', 'with --collect: sample every DURATION, like 30s (default: collect.interval in the config, else 60s)')
     .addOption(
       new Option('--log-format <format>', 'log lines on stderr: text (one short line a request) or json (one JSON object a line) (default: text when stderr is a terminal, else json)').choices(
         LOG_FORMATS,
       ),
     );
   addDataDirOptions(cmd);
-  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
+  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
     const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }] = await Promise.all([
@@ -64,6 +70,8 @@ export function serveCommand(io: CliIO): Command {
         assertDataDir(dataDir, io.env);
       }
       const config = loadConfig(dataDir, options.config, io.env);
+      if (options.interval !== undefined && !options.collect) throw new EstateError('usage', '--interval is for --collect: the time between samples of this node');
+      const collecting = options.collect ? collectSettings({ interval: options.interval }, config, io.env, dataDir) : undefined;
       const host = options.host ?? config.serve?.host ?? '127.0.0.1';
       const port = parsePort(options.port ?? config.serve?.port ?? 8080);
       if (stopped) return;
@@ -92,8 +100,11 @@ export function serveCommand(io: CliIO): Command {
           const { key } = await ctx.store.credentials.create({ userId: 'demo', name: 'demo key' });
           io.stdout(demoBanner(running.url, key));
         }
+        const collector = collecting ? startCollector(ctx, collecting, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
+        // The sample in progress is finished (never a torn line) before the store closes.
+        await collector?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -107,6 +118,33 @@ export function serveCommand(io: CliIO): Command {
     }
   });
   return cmd;
+}
+
+/**
+ * `--collect`: the collector of `estate collect`, run in the server on the
+ * served store until `stop`. Its failures are warnings in the server's log;
+ * when the first sample fails the collector stops there, and the server goes
+ * on serving what it has. Samples are not logged.
+ */
+function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (line: Record<string, unknown>) => void): { stop: () => Promise<void> } {
+  const stopping = new AbortController();
+  const warn = (event: string, err: unknown) => log({ level: 'warn', time: new Date().toISOString(), event, error: String((err as Error)?.message ?? err) });
+  const done = import('../../core/collect/collect-loop.ts')
+    .then(({ runCollector }) =>
+      runCollector(ctx.store, settings, stopping.signal, {
+        sampled: (recorded) => {
+          if (recorded.heartbeatProblem) warn('collect_heartbeat_left_alone', recorded.heartbeatProblem);
+        },
+        failed: (err) => warn('collect_failed', err),
+      }),
+    )
+    .catch((err: unknown) => warn('collect_failed', err));
+  return {
+    stop: async () => {
+      stopping.abort();
+      await done;
+    },
+  };
 }
 
 /**
