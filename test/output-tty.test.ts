@@ -75,7 +75,8 @@ test('on a terminal, times read as ages, sizes in IEC units, ratios with %, nest
   assert.match(disk.output, /│ \d{4}-\d\d-\d\d \d\d:\d\d +│/, 'a time more than a day ago: its date and minute');
   assert.match(disk.output, /\d+(\.\d)? [GT]iB/);
   assert.doesNotMatch(disk.output, /\d{4}-\d\d-\d\dT|\d{9,}/);
-  assert.match(disk.output, /^3 items {2}· {2}limit: 3$/m, 'the footer on the terminal');
+  // The demo's snapshots have one field besides the disk table's usual columns: the footer says -o wide shows it.
+  assert.match(disk.output, /^3 items {2}· {2}limit: 3 {2}· {2}1 more column: -o wide$/m, 'the footer on the terminal');
 
   const pulse = await runEstateInTerminal(['pulse', '--limit', '1', '--data-dir', dir], { env: { NO_COLOR: '1' } });
   assert.match(pulse.output, /disk=ok, forge=ok/);
@@ -174,4 +175,19 @@ test('on a terminal, times five minutes apart read apart: a local date and minut
       assert.ok(recent.some((ts) => Math.abs((Date.now() - ts.getTime()) / minute - minutes) <= 1), `${age} is the age of a point`);
     }
   }
+});
+
+test('a wide terminal still says which columns only -o wide shows: those past the usual ones, not only those cut for width', async (t) => {
+  if (skipWithout(t, NO_TERMINAL)) return;
+  const dir = await tempDataDir(t);
+  const point = Object.fromEntries([['ts', new Date().toISOString()], ...Array.from({ length: 11 }, (_, i) => [`field_${i}`, i])]);
+  await writeFile(path.join(dir, 'trends.jsonl'), `${JSON.stringify(point)}\n`);
+  const r = await runEstateInTerminal(['trends', '--limit', '1', '--data-dir', dir], { env: { NO_COLOR: '1', COLUMNS: '250' } });
+  assert.equal(r.code, 0, r.output);
+  const shown = (/^│ (ts .*)│$/m.exec(r.output)?.[1] ?? '').split('│').map((h) => h.trim()).filter(Boolean);
+  assert.ok(shown.length > 1 && shown.length < 12, r.output);
+  assert.match(r.output, new RegExp(`^1 item {2}· {2}limit: 1 {2}· {2}${12 - shown.length} more columns?: -o wide$`, 'm'), r.output);
+  const wide = await runEstateInTerminal(['trends', '--limit', '1', '-o', 'wide', '--data-dir', dir], { env: { NO_COLOR: '1', COLUMNS: '250' } });
+  assert.match(wide.output, /field_10/, wide.output);
+  assert.doesNotMatch(wide.output, /more columns?: -o wide/, wide.output);
 });

@@ -60,7 +60,7 @@ export function renderParts(body: unknown, options: RenderOptions): Rendered {
   const heading = (text: string): Cell => ({ text: escapeControls(text), paint: (t) => chalk.bold(t) });
   const table = (head: Cell[] | undefined, rows: Cell[][]) => drawTable({ head, showHead: options.headers !== false, rows, width: options.width });
 
-  /** A list as a table, and the line saying what `-o wide` adds when columns were left out for want of width. */
+  /** A list as a table, and the line saying what `-o wide` adds when columns were left out (for want of width, or past the usual ones). */
   const listView = (items: unknown[], columns?: readonly string[]): { text: string; more?: string } => {
     if (!items.length) return { text: chalk.dim('(none)') };
     if (!items.every(isPlainObject)) return { text: items.map((i) => cell('', i)).map((c) => (c.paint ? c.paint(c.text) : c.text)).join('\n') };
@@ -70,9 +70,9 @@ export function renderParts(body: unknown, options: RenderOptions): Rendered {
       cols.map(heading),
       items.map((row) => cols.map((c) => cell(c, row[c]))),
     );
-    if (!drawn.hidden) return { text: drawn.text };
-    const shown = new Set(cols.slice(0, cols.length - drawn.hidden));
+    const shown = new Set(cols.slice(0, cols.length - (drawn.hidden ?? 0)));
     const more = every.filter((c) => !shown.has(c)).length;
+    if (!more) return { text: drawn.text };
     return { text: drawn.text, more: `${more} more column${more === 1 ? '' : 's'}: -o wide` };
   };
   const withMore = ({ text, more }: { text: string; more?: string }) => (more ? `${text}\n${chalk.dim(more)}` : text);
