@@ -8,18 +8,24 @@ export interface DiskUsage {
   used_pct: number;
 }
 
+/** Sizes as `df` computes them: total = blocks × size, used = (blocks − free) × size, free = blocks available to unprivileged users × size. */
+export async function fileSystemSizes(dir: string): Promise<{ total_bytes: number; used_bytes: number; free_bytes: number }> {
+  const s = await statfs(dir, { bigint: true });
+  return {
+    total_bytes: Number(s.blocks * s.bsize),
+    used_bytes: Number((s.blocks - s.bfree) * s.bsize),
+    free_bytes: Number(s.bavail * s.bsize),
+  };
+}
+
+/** Used share of a file system as `df` shows it: used / (used + free) × 100, one decimal. */
+export function diskUsedPct(d: { used_bytes: number; free_bytes: number }): number {
+  const usable = d.used_bytes + d.free_bytes;
+  return usable > 0 ? Math.round((d.used_bytes / usable) * 1000) / 10 : 0;
+}
+
 /** Usage of the file system that holds `dir`, as `df` reports it (free = available to unprivileged users). */
 export async function diskUsage(dir: string): Promise<DiskUsage> {
-  const s = await statfs(dir);
-  const total = s.blocks * s.bsize;
-  const free = s.bavail * s.bsize;
-  const used = total - s.bfree * s.bsize;
-  const usable = used + free;
-  return {
-    path: dir,
-    total_bytes: total,
-    used_bytes: used,
-    free_bytes: free,
-    used_pct: usable > 0 ? Math.round((used / usable) * 1000) / 10 : 0,
-  };
+  const sizes = await fileSystemSizes(dir);
+  return { path: dir, ...sizes, used_pct: diskUsedPct(sizes) };
 }

@@ -1,4 +1,5 @@
-import { realpath, statfs } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { fileSystemSizes } from '../disk-usage.ts';
 import { hostPath, mountinfoPath, readKernelText } from './kernel-files.ts';
 import { localMounts, mountOf, parseMountinfo, type MountEntry } from './mount-table.ts';
 import type { DiskSnapshot } from './sample-types.ts';
@@ -7,16 +8,6 @@ export interface DiskReading {
   disks: DiskSnapshot[];
   /** Names of what could not be read (`mounts`, `disk:<mount>`), and why. */
   missing: { name: string; reason: string }[];
-}
-
-/** Sizes as `df` computes them: total = blocks × size, used = (blocks − free) × size, free = blocks available to unprivileged users × size. */
-export async function fileSystemSizes(dir: string): Promise<{ total_bytes: number; used_bytes: number; free_bytes: number }> {
-  const s = await statfs(dir, { bigint: true });
-  return {
-    total_bytes: Number(s.blocks * s.bsize),
-    used_bytes: Number((s.blocks - s.bfree) * s.bsize),
-    free_bytes: Number(s.bavail * s.bsize),
-  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { diskUsedPct } from '../disk-usage.ts';
 import type { CheckStatus, DiskSnapshot, PulseCheck, Threshold, Thresholds, TrendPoint } from './sample-types.ts';
 
 const RANK: Record<CheckStatus, number> = { healthy: 0, degraded: 1, unhealthy: 2 };
@@ -11,12 +12,6 @@ export function judge(value: number, threshold: Threshold): CheckStatus {
 
 export function worst(statuses: CheckStatus[]): CheckStatus {
   return statuses.reduce<CheckStatus>((a, b) => (RANK[b] > RANK[a] ? b : a), 'healthy');
-}
-
-/** Used share of a file system as `df` shows it: used / (used + free) × 100, one decimal. */
-export function diskUsedPct(d: Pick<DiskSnapshot, 'used_bytes' | 'free_bytes'>): number {
-  const usable = d.used_bytes + d.free_bytes;
-  return usable > 0 ? Math.round((d.used_bytes / usable) * 1000) / 10 : 0;
 }
 
 /**
