@@ -1,3 +1,5 @@
+import { parseRecord } from '../jsonl/parse-record.ts';
+
 /**
  * The time of one log line, from its `ts` field (ISO 8601), in ms since the
  * epoch; undefined when the line cannot be dated: not JSON, not an object,
@@ -6,14 +8,7 @@
  * @example recordTime('{"ts":"2026-01-02T03:04:05Z","v":1}') // 1767323045000
  */
 export function recordTime(line: string): number | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const ts = (value as Record<string, unknown>).ts;
+  const ts = parseRecord(line)?.ts;
   if (typeof ts !== 'string') return undefined;
   const time = Date.parse(ts);
   return Number.isNaN(time) ? undefined : time;
