@@ -13,7 +13,10 @@ import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
 import { appendSeries } from '../series/append-series.ts';
 import { mergeHeartbeat } from '../series/heartbeat-merge.ts';
-import type { Credentials, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
+import { EstateError } from '../../errors.ts';
+import { recentRecords } from '../recent-records.ts';
+import { readStateDocument } from '../state-files.ts';
+import type { Credentials, SeriesFilter, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -60,6 +63,22 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     series: {
       appendSample: (sample) => appendSeries(dataDir, sample),
       mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
+      // Interim (issue 24 wiring in progress): scans, no per-node index yet.
+      ingest: async () => {
+        throw new EstateError('unavailable', 'ingest into the data dir is not built yet');
+      },
+      heartbeat: () => readStateDocument(dataDir, 'heartbeat'),
+      newest: (series, limit, where) => recentRecords(dataDir, series, limit, seriesPredicate(where)),
+      nodes: async () => [],
+      pages: () => {
+        throw new EstateError('unavailable', 'copying the series is not built yet');
+      },
+      restore: async () => {
+        throw new EstateError('unavailable', 'copying the series is not built yet');
+      },
+      restoreHeartbeat: async () => {
+        throw new EstateError('unavailable', 'copying the series is not built yet');
+      },
     },
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
@@ -163,4 +182,10 @@ class DataDirRecords implements KeyedRecords {
     this.#watcher = undefined;
     await watcher?.close();
   }
+}
+
+/** A record filter for a series read (interim: a predicate over a scan). */
+function seriesPredicate(where: SeriesFilter | undefined): ((r: JsonRecord) => boolean) | undefined {
+  if (!where || (where.node === undefined && where.mount === undefined)) return undefined;
+  return (r) => (where.node === undefined || r.node === where.node) && (where.mount === undefined || r.mount === where.mount);
 }

@@ -108,6 +108,15 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     series: {
       appendSample: async (sample) => (await store()).series.appendSample(sample),
       mergeHeartbeat: async (entry) => (await store()).series.mergeHeartbeat(entry),
+      ingest: async (samples) => (await store()).series.ingest(samples),
+      heartbeat: async () => (await store()).series.heartbeat(),
+      newest: async (series, limit, where) => (await store()).series.newest(series, limit, where),
+      nodes: async () => (await store()).series.nodes(),
+      pages: async function* (series, pageSize) {
+        yield* (await store()).series.pages(series, pageSize);
+      },
+      restore: async (series, records) => (await store()).series.restore(series, records),
+      restoreHeartbeat: async (data) => (await store()).series.restoreHeartbeat(data),
     },
     ready: async () => (await store()).ready(),
     health: async () => {

@@ -58,6 +58,27 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
       mergeHeartbeat: async () => {
         throw seriesNotSupported(name);
       },
+      ingest: async () => {
+        throw seriesNotSupported(name);
+      },
+      heartbeat: async () => {
+        throw seriesNotSupported(name);
+      },
+      newest: async () => {
+        throw seriesNotSupported(name);
+      },
+      nodes: async () => {
+        throw seriesNotSupported(name);
+      },
+      pages: () => {
+        throw seriesNotSupported(name);
+      },
+      restore: async () => {
+        throw seriesNotSupported(name);
+      },
+      restoreHeartbeat: async () => {
+        throw seriesNotSupported(name);
+      },
     },
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {

@@ -7,6 +7,7 @@ import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { KeyedLogSpec, KeyedWriteResult } from '../keyed-log.ts';
 import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts';
 import type { LogPage } from '../record-log.ts';
+import type { StateDocument } from '../state-files.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 
 export type { HeartbeatOutcome };
@@ -15,9 +16,10 @@ export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWrit
 // The Store boundary: everything estate itself writes and reads back (the
 // keyed record logs, training runs, the credential store, the token signing
 // secret) goes through one Store, which handlers receive as `ctx.store`.
-// The series and state files other tools write (trends, disk, pulse, builds,
-// state, repos) and the config are read from the data dir; estate's own
-// collector writes the series through `series`.
+// The series (trends, disk, pulse, the heartbeat) are read and written
+// through `series` (DESIGN.md 7a): the collector's and the hub's writes, and
+// every read of them. What only other tools write (builds, other state
+// files, repos) and the config are read from the data dir.
 //
 // Contracts every implementation keeps (test/store-contract.test.ts runs the
 // same suite against each):
@@ -230,26 +232,63 @@ export interface TokenSecret {
   restore(secret: Uint8Array): Promise<RestoreResult<Uint8Array>>;
 }
 
-/** What one sample of a node appends to the series (DESIGN.md 7a). */
+/** What one sample of a node appends to the series (DESIGN.md 7a): every part has the sample's `node` and `ts`. */
 export interface SeriesSample {
   trend: TrendPoint;
   disks: readonly DiskSnapshot[];
   pulse: PulseEntry;
 }
 
+/** The series logs a Store keeps: trend points, disk snapshots, pulse entries. */
+export type SeriesName = 'trends' | 'disk' | 'pulse';
+
+/** Which records of a series a read wants: one node's (`node`), one mount's (`mount`, disk only), or both. */
+export interface SeriesFilter {
+  node?: string;
+  mount?: string;
+}
+
+/** A page of a series, newest first (the answer shape of `/trends`, `/disk`, `/health/pulse`). */
+export interface SeriesPage {
+  items: JsonRecord[];
+  count: number;
+  limit: number;
+  /** Stored lines passed over for this page because they are not records of the series (0 where none can exist). */
+  skipped_lines: number;
+}
+
+/** What `Series.ingest` did: samples stored now, and samples already stored before (known by node and ts). */
+export interface IngestResult {
+  stored: number;
+  duplicates: number;
+}
+
 /**
- * The series the collector writes (DESIGN.md 7a): trend points, disk
- * snapshots, pulse entries and the heartbeat. Data dir: `trends.jsonl`,
- * `disk.jsonl`, `health-pulse.jsonl` and `state/heartbeat.json`.
- * PostgreSQL: not supported yet (every call is an `unavailable` error).
+ * The series (DESIGN.md 7a): trend points, disk snapshots, pulse entries and
+ * the heartbeat. Data dir: `trends.jsonl`, `disk.jsonl`, `health-pulse.jsonl`
+ * and `state/heartbeat.json`, files other tools may write too (per-node
+ * reads through an index with a `node` facet). PostgreSQL: tables of its own.
  */
 export interface Series {
   /**
    * Appends the sample's trend point, disk snapshots and pulse entry, each
    * log with one durable write under its writer lock (`<file>.lock`, the
-   * lock `estate prune` takes): one complete line per record.
+   * lock `estate prune` takes): one complete line per record. This node's
+   * own collector: no check for duplicates (its `ts` is new).
    */
   appendSample(sample: SeriesSample): Promise<void>;
+  /**
+   * Stores samples sent to a hub (`POST /ingest`), each once: a sample is
+   * known by its node and `ts` (a trend point by (node, ts), a disk
+   * snapshot by (node, ts, mount), a pulse entry by (node, ts)), so one sent
+   * again after a lost answer, or re-batched from a spool, is a `duplicate`
+   * and nothing of it is written twice, also against concurrent hubs on one
+   * store. Durable when this resolves. Samples are stored in the given order.
+   * Then each node's heartbeat entry becomes its newest sample's (`name`
+   * node, `last_seen` ts, `status` the pulse's), as `mergeHeartbeat` does,
+   * unless the stored entry is newer.
+   */
+  ingest(samples: readonly SeriesSample[]): Promise<IngestResult>;
   /**
    * Makes `entry` its node's entry in the heartbeat, atomically, under the
    * file's lock; every other entry and unknown field is kept. A heartbeat
@@ -257,6 +296,29 @@ export interface Series {
    * answer is `unreadable`, with the reason.
    */
   mergeHeartbeat(entry: HeartbeatEntry): Promise<HeartbeatOutcome>;
+  /**
+   * The heartbeat as stored (any JSON; `{"nodes": [...]}` by DESIGN.md
+   * section 3), described as `readStateDocument` describes a state file:
+   * missing, not valid JSON or too large is said in the answer, never thrown.
+   * `/events`, `/state/heartbeat` and `/nodes` read it here.
+   */
+  heartbeat(): Promise<StateDocument>;
+  /**
+   * The newest `limit` records of a series, newest first, of every node
+   * (merged newest first: write order) or only of `where.node` (and, for
+   * disk, `where.mount`). Cost proportional to the answer, not to the
+   * number of records or nodes: a per-node read never scans other nodes'
+   * records once the store's index is warm.
+   */
+  newest(series: SeriesName, limit: number, where?: SeriesFilter): Promise<SeriesPage>;
+  /** The nodes that have records in any series (from the index: no scan of the records), sorted. */
+  nodes(): Promise<string[]>;
+  /** Every record of a series, oldest first, a page of at most `pageSize` at a time (for `estate store copy`). */
+  pages(series: SeriesName, pageSize: number): AsyncIterable<RecordPage>;
+  /** Stores records of a series made elsewhere (store copy), each once by its key as `ingest` knows them (records without `node` or `ts` are stored as they are); answers how many were new. */
+  restore(series: SeriesName, records: readonly JsonRecord[]): Promise<{ created: number; present: number }>;
+  /** Makes `data` (a parsed heartbeat) the heartbeat unless one is stored (store copy): `created`, `present` (an equal one) or `conflict` (another one, kept). */
+  restoreHeartbeat(data: unknown): Promise<'created' | 'present' | 'conflict'>;
 }
 
 export type StoreKind = 'data-dir' | 'postgres';
