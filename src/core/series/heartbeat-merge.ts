@@ -8,6 +8,7 @@ import { ensureFolder } from '../jsonl/append-record.ts';
 import { readDataFile } from '../open-data-file.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import type { HeartbeatEntry } from '../collect/sample-types.ts';
+import { heartbeatShapeProblem, withHeartbeatEntry } from './heartbeat-document.ts';
 
 /** What a heartbeat merge did: `merged`, or `unreadable` (the file was left exactly as it was; `problem` says why). */
 export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; problem: string };
@@ -40,7 +41,7 @@ export async function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry): Pr
     }
     const parsed = text === undefined ? { heartbeat: { nodes: [] } } : parseHeartbeat(text);
     if ('problem' in parsed) return { outcome: 'unreadable', problem: parsed.problem };
-    const merged = withEntry(parsed.heartbeat, entry);
+    const merged = withHeartbeatEntry(parsed.heartbeat, entry);
     await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, mode, () => {
       lock.checkSync();
       return true;
@@ -56,35 +57,6 @@ function parseHeartbeat(text: string): { heartbeat: unknown } | { problem: strin
   } catch (err) {
     return { problem: `state/heartbeat.json is not valid JSON (${(err as Error).message}): left as it is` };
   }
-  const nodes = isObject(value) ? value.nodes : value;
-  if (!Array.isArray(value) && !(isObject(value) && (nodes === undefined || Array.isArray(nodes) || isObject(nodes)))) {
-    return { problem: 'state/heartbeat.json is not a heartbeat (an object with "nodes", or a list of nodes): left as it is' };
-  }
-  return { heartbeat: value };
-}
-
-/**
- * `heartbeat` with `entry` as its node's entry, in the shapes `/events`
- * reads (docs/data-dir.md): `{"nodes": [...]}` (the node found by `name`,
- * `node` or `agent`), `{"nodes": {"NAME": {...}}}`, or a bare list. Its
- * other fields are kept.
- */
-function withEntry(heartbeat: unknown, entry: HeartbeatEntry): unknown {
-  if (Array.isArray(heartbeat)) return mergeInList(heartbeat, entry);
-  const file = heartbeat as Record<string, unknown>;
-  if (isObject(file.nodes)) {
-    const { name, ...fields } = entry;
-    return { ...file, nodes: { ...file.nodes, [name]: { ...(isObject(file.nodes[name]) ? file.nodes[name] : {}), ...fields } } };
-  }
-  return { ...file, nodes: mergeInList(Array.isArray(file.nodes) ? file.nodes : [], entry) };
-}
-
-function mergeInList(nodes: unknown[], entry: HeartbeatEntry): unknown[] {
-  const at = nodes.findIndex((n) => isObject(n) && (n.name ?? n.node ?? n.agent) === entry.name);
-  if (at === -1) return [...nodes, { ...entry }];
-  return nodes.map((n, i) => (i === at ? { ...(n as object), ...entry } : n));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  const problem = heartbeatShapeProblem(value, 'state/heartbeat.json');
+  return problem === undefined ? { heartbeat: value } : { problem };
 }
