@@ -224,18 +224,30 @@ export function newestQuery(series: SeriesName, limit: number, where: SeriesFilt
   const { table } = TABLES[series];
   const conditions: string[] = [];
   const params: (string | number)[] = [];
+  // The filter's columns come before seq in the ORDER BY, as in their index, so only that index
+  // answers in that order and the planner never walks the newest rows of every node instead
+  // (it may think that cheaper, not knowing that a node's newest rows can lie far back). They
+  // are matched as ranges of one value: an equality would make them constants, dropped from
+  // the order, and the seq index would answer it again.
+  const order: string[] = [];
   if (where?.node !== undefined) {
     params.push(where.node);
-    conditions.push(`node = $${params.length}`);
+    conditions.push(`node >= $${params.length} AND node <= $${params.length}`);
+    order.push('node DESC');
   }
   if (where?.mount !== undefined) {
     params.push(where.mount);
-    // Only disk snapshots have a mount column; another series' records are matched by their field (none has one as estate writes them).
-    conditions.push(series === 'disk' ? `mount = $${params.length}` : `json_typeof(record->'mount') = 'string' AND record->>'mount' = $${params.length}`);
+    if (series === 'disk') {
+      conditions.push(`mount >= $${params.length} AND mount <= $${params.length}`);
+      order.push('mount DESC');
+    } else {
+      // Only disk snapshots have a mount column; another series' records are matched by their field (none has one as estate writes them).
+      conditions.push(`json_typeof(record->'mount') = 'string' AND record->>'mount' = $${params.length}`);
+    }
   }
   params.push(limit);
   const filter = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')} `;
-  return { text: `SELECT record FROM ${table} ${filter}ORDER BY seq DESC LIMIT $${params.length}`, params };
+  return { text: `SELECT record FROM ${table} ${filter}ORDER BY ${[...order, 'seq DESC'].join(', ')} LIMIT $${params.length}`, params };
 }
 
 /** Per node, the heartbeat entry of its newest sample (by ts; the later one given of two at the same time). */
