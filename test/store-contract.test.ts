@@ -402,6 +402,11 @@ for (const kind of storesUnderTest()) {
     const pages: JsonRecord[][] = [];
     for await (const page of series.pages('trends', 2)) pages.push(page.records);
     assert.deepEqual(pages.map((p) => p.map((r) => r.cpu_pct)), [[0, 1], [2]]);
+    // Past the ninth record and the 99th (orders that differ as numbers and as text).
+    await series.ingest(Array.from({ length: 120 }, (_, i) => sample('c', 10 + i)));
+    const seen: unknown[] = [];
+    for await (const page of series.pages('trends', 7)) seen.push(...page.records.map((r) => r.cpu_pct));
+    assert.deepEqual(seen, [0, 1, 2, ...Array.from({ length: 120 }, (_, i) => 10 + i)]);
 
     const target = (await kind.open(t))?.store as typeof opened.store;
     const other = [{ ts: at(5)().toISOString(), load: 1 }, { load: 2 }, { ts: at(5)().toISOString(), load: 1 }];

@@ -176,10 +176,10 @@ export function postgresSeries(sql: Sql, store: string): Series {
       let cursor = '0';
       for (;;) {
         const from = cursor;
-        const rows = await withinDeadline(store, () => sql`SELECT seq::text AS seq, record FROM ${sql(table)} WHERE seq > ${from} ORDER BY seq LIMIT ${pageSize}`);
+        const rows = await withinDeadline(store, () => sql`SELECT seq::text AS after, record FROM ${sql(table)} WHERE seq > ${from} ORDER BY seq LIMIT ${pageSize}`);
         const last = rows.at(-1);
         if (!last) return;
-        cursor = String(last.seq);
+        cursor = String(last.after);
         yield { records: rows.map((r) => r.record as JsonRecord), skipped: 0 };
         if (rows.length < pageSize) return;
       }
