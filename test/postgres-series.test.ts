@@ -89,6 +89,7 @@ test("newest of one node (and one mount) reads that node's newest rows through i
   indexScan(await plan('trends', { node: 'node-7' }), 'series_trends_node', ONE_NODE);
   indexScan(await plan('disk', { node: 'node-7' }), 'series_disk_node', ONE_NODE);
   indexScan(await plan('disk', { node: 'node-7', mount: '/srv' }), 'series_disk_node_mount', /^\(\(node >= 'node-7'::text\) AND \(node <= 'node-7'::text\) AND \(mount >= '\/srv'::text\) AND \(mount <= '\/srv'::text\)\)$/);
+  indexScan(await plan('disk', { mount: '/srv' }), 'series_disk_mount', /^\(\(mount >= '\/srv'::text\) AND \(mount <= '\/srv'::text\)\)$/);
   const all = await plan('trends');
   assert.equal(all['Index Name'], 'series_trends_pkey');
   assert.equal(all['Actual Rows'], 10);
@@ -153,4 +154,29 @@ test('estate migrate from schema version 2 with records in it adds the series; t
   assert.equal((await store.completions.tally([])).count, 1);
   assert.deepEqual(await store.series.ingest([sample('a', 0), sample('a', 0)]), { stored: 1, duplicates: 1 });
   assert.deepEqual(await store.series.nodes(), ['a']);
+});
+
+test('every series call on a PostgreSQL server that cannot be reached is unavailable (503), naming the store without its password', async (t) => {
+  const store = openStore('postgres://estate:s3cret-pw@127.0.0.1:1/estate', { dataDir: await tempDataDir(t), config: parseConfig('{}', 'estate.config.json'), env: {} });
+  t.after(() => store.close());
+  const calls: [string, () => Promise<unknown>][] = [
+    ['appendSample', () => store.series.appendSample(sample('a', 0))],
+    ['ingest', () => store.series.ingest([sample('a', 0)])],
+    ['mergeHeartbeat', () => store.series.mergeHeartbeat({ name: 'a', last_seen: new Date(BASE).toISOString(), status: 'healthy' })],
+    ['heartbeat', () => store.series.heartbeat()],
+    ['newest', () => store.series.newest('trends', 10, { node: 'a' })],
+    ['nodes', () => store.series.nodes()],
+    ['pages', async () => {
+      for await (const _ of store.series.pages('disk', 10)) break;
+    }],
+    ['restore', () => store.series.restore('pulse', [{ ts: 'x' }])],
+    ['restoreHeartbeat', () => store.series.restoreHeartbeat({ nodes: [] })],
+  ];
+  for (const [name, call] of calls) {
+    await assert.rejects(call(), (err: Error & { code?: string; status?: number }) => {
+      assert.equal(err.code, 'unavailable', name);
+      assert.equal(err.message, 'the store postgres://estate@127.0.0.1:1/estate is unavailable (connection refused); try again later', name);
+      return true;
+    });
+  }
 });
