@@ -180,3 +180,26 @@ test('every series call on a PostgreSQL server that cannot be reached is unavail
     });
   }
 });
+
+test('PostgreSQL stores a record without node or ts once by its content, so a second store copy of other tools\' records finds them there', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.after(() => sql.end());
+  await migrate(sql, 'test', VERSION);
+  const store = await openPostgres(t, pg);
+  const legacy = [{ ts: '2026-01-01T00:00:00Z', load: 1 }, { load: 2 }, { ts: '2026-01-01T00:00:00Z', load: 1 }, { ts: 7, node: 'a', load: 3 }];
+  assert.deepEqual(await store.series.restore('trends', legacy), { created: 3, present: 1 }, 'the same record twice in one call is one record');
+  assert.deepEqual(await store.series.restore('trends', legacy), { created: 0, present: 4 });
+  // The same fields in another order are another text: another record.
+  assert.deepEqual(await store.series.restore('trends', [{ load: 1, ts: '2026-01-01T00:00:00Z' }]), { created: 1, present: 0 });
+  const disks = [{ ts: '2026-01-01T00:00:00Z', node: 'a', used_bytes: 2 }];
+  assert.deepEqual(await store.series.restore('disk', disks), { created: 1, present: 0 });
+  assert.deepEqual(await store.series.restore('disk', disks), { created: 0, present: 1 }, 'a disk snapshot without a mount has no key either');
+  // Two restores of the same records at once store each once (they wait on one lock).
+  const more = Array.from({ length: 20 }, (_, i) => ({ cpu: i }));
+  const both = await Promise.all([store.series.restore('pulse', more), store.series.restore('pulse', more)]);
+  assert.equal(both[0].created + both[1].created, 20);
+  assert.equal((await store.series.newest('pulse', 100)).count, 20);
+  assert.deepEqual(await store.series.nodes(), ['a']);
+});

@@ -1,10 +1,9 @@
-import { isDeepStrictEqual } from 'node:util';
-import type { HeartbeatEntry } from '../../collect/sample-types.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
-import { hasNewerEntry, heartbeatShapeProblem, withHeartbeatEntry } from '../../series/heartbeat-document.ts';
+import { canonicalJson } from '../../keyed-log.ts';
+import { heartbeatShapeProblem, mergeHeartbeatEntries, newestEntries } from '../../series/heartbeat-document.ts';
 import type { HeartbeatOutcome } from '../../series/heartbeat-merge.ts';
 import { MAX_PARSED_STATE_BYTES, type StateDocument } from '../../state-files.ts';
-import type { IngestResult, Series, SeriesFilter, SeriesName, SeriesSample } from '../store.ts';
+import type { IngestResult, Series, SeriesFilter, SeriesName } from '../store.ts';
 import { transaction, withinDeadline, type Sql, type TransactionSql } from './connect.ts';
 
 // The series of DESIGN.md 7a in PostgreSQL (schema: migration 3 in
@@ -122,11 +121,11 @@ export function postgresSeries(sql: Sql, store: string): Series {
         let stored = 0;
         for (const s of samples) if (fresh.delete(sampleKey(s.trend.node, s.trend.ts))) stored++;
         const entries = newestEntries(samples);
+        // A heartbeat that is not one is left as it is (the samples are stored).
         await changeHeartbeat(tx, (current) => {
           if (heartbeatShapeProblem(current, 'the heartbeat') !== undefined) return undefined;
-          let next = current;
-          for (const entry of entries) if (!hasNewerEntry(next, entry)) next = withHeartbeatEntry(next, entry);
-          return next === current ? undefined : next;
+          const merged = mergeHeartbeatEntries(current, entries, { keep: 'newer' });
+          return merged.changed ? merged.heartbeat : undefined;
         });
         return { stored, duplicates: samples.length - stored };
       });
@@ -137,7 +136,7 @@ export function postgresSeries(sql: Sql, store: string): Series {
         let outcome: HeartbeatOutcome = { outcome: 'merged' };
         await changeHeartbeat(tx, (current) => {
           const problem = heartbeatShapeProblem(current, 'the heartbeat in the store');
-          if (problem === undefined) return withHeartbeatEntry(current, entry);
+          if (problem === undefined) return mergeHeartbeatEntries(current, [entry]).heartbeat;
           outcome = { outcome: 'unreadable', problem };
           return undefined;
         });
@@ -210,7 +209,7 @@ export function postgresSeries(sql: Sql, store: string): Series {
         const inserted = await tx`INSERT INTO series_heartbeat (id, data) VALUES (1, ${JSON.stringify(data ?? null)}::text::json) ON CONFLICT (id) DO NOTHING RETURNING id`;
         if (inserted.length > 0) return 'created' as const;
         const [row] = await tx`SELECT data FROM series_heartbeat WHERE id = 1`;
-        return isDeepStrictEqual(row?.data, data ?? null) ? ('present' as const) : ('conflict' as const);
+        return canonicalJson(row?.data) === canonicalJson(data ?? null) ? ('present' as const) : ('conflict' as const);
       }),
   };
 }
@@ -248,16 +247,6 @@ export function newestQuery(series: SeriesName, limit: number, where: SeriesFilt
   params.push(limit);
   const filter = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')} `;
   return { text: `SELECT record FROM ${table} ${filter}ORDER BY ${[...order, 'seq DESC'].join(', ')} LIMIT $${params.length}`, params };
-}
-
-/** Per node, the heartbeat entry of its newest sample (by ts; the later one given of two at the same time). */
-function newestEntries(samples: readonly SeriesSample[]): HeartbeatEntry[] {
-  const newest = new Map<string, SeriesSample>();
-  for (const s of samples) {
-    const held = newest.get(s.trend.node);
-    if (!held || !(Date.parse(s.trend.ts) < Date.parse(held.trend.ts))) newest.set(s.trend.node, s);
-  }
-  return [...newest.values()].map((s) => ({ name: s.trend.node, last_seen: s.trend.ts, status: s.pulse.status }));
 }
 
 /**
