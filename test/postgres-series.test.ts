@@ -11,6 +11,7 @@ import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
 
 // The series in a real PostgreSQL (postgres/postgres-series.ts): per-node
 // reads through their index (the query plan of `newest`, run with ANALYZE),
@@ -202,4 +203,33 @@ test('PostgreSQL stores a record without node or ts once by its content, so a se
   assert.equal(both[0].created + both[1].created, 20);
   assert.equal((await store.series.newest('pulse', 100)).count, 20);
   assert.deepEqual(await store.series.nodes(), ['a']);
+});
+
+test("two replicas on one PostgreSQL answer every node's series alike: what a hub ingested and what a collector wrote, per node, per mount, merged, and the heartbeat's events", { timeout: 120_000 }, async (t) => {
+  const pg = await replicaPostgres(t);
+  if (!pg) return;
+  const replicas = await startReplicas(t, pg, 2);
+  const dir = await tempDataDir(t);
+  const { key } = await createKeyWithCli(pg, dir, 'ops');
+  // A third hub (a store instance) ingests two nodes' samples; node c's own collector writes into the store.
+  const hub = await openPostgres(t, pg);
+  assert.deepEqual(await hub.series.ingest([sample('a', 1), sample('b', 2), sample('a', 3)]), { stored: 3, duplicates: 0 });
+  const collected = await runEstate(['collect', '--once', '--json', '--node', 'c', '--store', pg.url, '--data-dir', dir]);
+  assert.equal(collected.code, 0, collected.stderr);
+
+  const answers = async (path: string) => {
+    const [one, two] = await Promise.all(replicas.map((r) => r.request('GET', path, { key })));
+    assert.equal(one?.status, 200, `${path}: ${one?.text}`);
+    assert.deepEqual(one?.json, two?.json, `${path}: both replicas answer alike`);
+    return one?.json;
+  };
+  const ts = (i: number) => new Date(BASE + i * 10_000).toISOString();
+  assert.deepEqual((await answers('/trends?node=a')).items.map((r: { ts: string }) => r.ts), [ts(3), ts(1)]);
+  assert.deepEqual((await answers('/disk?node=b&mount=%2Fsrv')).items.map((r: { node: string; mount: string }) => [r.node, r.mount]), [['b', '/srv']]);
+  assert.deepEqual((await answers('/health/pulse?node=c')).items, [collected.json.pulse]);
+  assert.deepEqual((await answers('/trends?limit=2')).items, [collected.json.trend, sample('a', 3).trend], 'every node, newest first as written');
+  const events = (await answers('/events')).items as { subject: string; ts: string }[];
+  for (const [node, at] of [['a', ts(3)], ['b', ts(2)], ['c', collected.json.trend.ts]]) {
+    assert.ok(events.some((e) => e.subject === node && e.ts === at), `a heartbeat event of ${node} at ${at}: ${JSON.stringify(events)}`);
+  }
 });
