@@ -82,7 +82,7 @@ const sampleKey = (node: unknown, ts: unknown) => `${String(node)}\0${String(ts)
 /** The Series of a PostgreSQL store; `store` names it in errors. */
 export function postgresSeries(sql: Sql, store: string): Series {
   const insert = (tx: TransactionSql, series: SeriesName, records: readonly object[], unkeyed: 'dedupe' | 'keep' = 'keep') =>
-    records.length === 0 ? Promise.resolve([]) : tx.unsafe(INSERT_TEXT[unkeyed][series], [insertParameter(TABLES[series], records)]);
+    records.length === 0 ? Promise.resolve([]) : tx.unsafe(INSERT_TEXT[unkeyed][series], [insertParameter(TABLES[series], records)], { prepare: true });
 
   /** `work` in a transaction within the store's deadline, tried again after a deadlock (concurrent hubs' batches in different orders). */
   const write = <T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> =>
