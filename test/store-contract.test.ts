@@ -410,6 +410,21 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(await target.series.restore('disk', disks.slice(0, 1)), { created: 0, present: 1 });
   });
 
+  test(`${kind.name}: series: a sample whose parts disagree, or a record with a field of the wrong type, is a validation error and nothing of the call is stored`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    const mixed = sample('a', 2);
+    mixed.pulse = { ...mixed.pulse, node: 'b' };
+    await assert.rejects(series.ingest([sample('a', 1), mixed]), (err: EstateError) => err.code === 'validation' && /^sample 1: /.test(err.message));
+    const noMount = sample('a', 3) as { disks: object[] };
+    noMount.disks = [{ ts: at(3)().toISOString(), node: 'a', total_bytes: 1 }];
+    await assert.rejects(series.ingest([noMount as ReturnType<typeof sample>]), (err: EstateError) => err.code === 'validation');
+    await assert.rejects(series.restore('disk', [sample('a', 4).disks[0] as unknown as JsonRecord, { ts: at(5)().toISOString(), node: 'a', mount: 5 }]), (err: EstateError) => err.code === 'validation');
+    for (const name of ['trends', 'disk', 'pulse'] as const) assert.equal((await series.newest(name, 10)).count, 0, name);
+    assert.deepEqual(await series.nodes(), []);
+  });
+
   test(`${kind.name}: series: the heartbeat is restored unless one is stored; one that is not a heartbeat is never merged into`, async (t) => {
     const opened = await open(t);
     if (!opened) return;

@@ -1,5 +1,4 @@
 import { dataPath } from '../data-files.ts';
-import { EstateError } from '../../errors.ts';
 import { withFileLock } from '../file-lock.ts';
 import { appendRecords } from '../jsonl/append-record.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
@@ -9,11 +8,11 @@ import type { AppendResult, RecordLog } from '../record-log.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
-import type { Series, SeriesName, SeriesSample } from '../store/store.ts';
+import type { Series, SeriesName } from '../store/store.ts';
 import { appendSeries } from './append-series.ts';
 import { newestEntries } from './heartbeat-document.ts';
 import { mergeHeartbeat, mergeHeartbeats, restoreHeartbeat } from './heartbeat-merge.ts';
-import { NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
+import { assertSeriesRecords, checkedSample, NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
 
@@ -65,6 +64,7 @@ export function dataDirSeries(dataDir: string): Series {
     pages: (series, pageSize) => recordPages(dataPath(dataDir, series), acceptOf(series), pageSize),
 
     async restore(series, records) {
+      assertSeriesRecords(series, records);
       let created = 0;
       let present = 0;
       // In the given order: runs of keyed records stored once each, runs of records without a key appended as they are.
@@ -73,7 +73,6 @@ export function dataDirSeries(dataDir: string): Series {
         let end = start;
         while (end < records.length && (sampleKey(series, records[end] as JsonRecord) !== undefined) === keyed) end++;
         const run = records.slice(start, end);
-        if (!run.every(acceptOf(series))) throw new EstateError('validation', `not a record of the ${series} series: a field of the wrong type`);
         if (keyed) {
           const results = await storeOnce(log(series), series, run);
           const made = results.filter((r) => r.outcome === 'created').length;
@@ -99,16 +98,4 @@ export function dataDirSeries(dataDir: string): Series {
 /** Appends each record unless a record with its key is stored (in `log` or earlier in `records`). */
 function storeOnce(log: RecordLog, series: SeriesName, records: readonly JsonRecord[]): Promise<AppendResult[]> {
   return Promise.all(records.map((record) => log.append({ key: sampleKey(series, record) as string, same: () => true, create: () => record })));
-}
-
-/** A sample's parts as records of their series, each with its key; a `validation` error when a part is not (DESIGN.md 7a: every part has the sample's node and ts). */
-function checkedSample(sample: SeriesSample, i: number): { trend: JsonRecord; disks: JsonRecord[]; pulse: JsonRecord } {
-  const trend = sample.trend as unknown as JsonRecord;
-  const disks = sample.disks as unknown as JsonRecord[];
-  const pulse = sample.pulse as unknown as JsonRecord;
-  const fits = (series: SeriesName, r: JsonRecord) => sampleKey(series, r) !== undefined && r.node === trend.node && r.ts === trend.ts && acceptOf(series)(r);
-  if (!fits('trends', trend) || !fits('pulse', pulse) || !disks.every((d) => fits('disk', d))) {
-    throw new EstateError('validation', `sample ${i}: every part needs the sample's node and ts (strings), a disk snapshot its mount, each field its type`);
-  }
-  return { trend, disks, pulse };
 }

@@ -4,7 +4,8 @@ import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { RecordLog } from '../record-log.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import { acceptOf, SERIES_RECORDS } from '../series-records.ts';
-import type { SeriesFilter, SeriesName } from '../store/store.ts';
+import { EstateError } from '../../errors.ts';
+import type { SeriesFilter, SeriesName, SeriesSample } from '../store/store.ts';
 
 /** The facets of a series log's index: a record's node, its mount, and both together. */
 export const NODE = 'node';
@@ -25,6 +26,23 @@ export function sampleKey(series: SeriesName, record: JsonRecord): string | unde
   if (typeof node !== 'string' || typeof ts !== 'string') return undefined;
   if (series !== 'disk') return JSON.stringify([node, ts]);
   return typeof record.mount === 'string' ? JSON.stringify([node, ts, record.mount]) : undefined;
+}
+
+/** A sample's parts as records of their series, each with its key; a `validation` error when a part is not (DESIGN.md 7a: every part has the sample's node and ts). */
+export function checkedSample(sample: SeriesSample, i: number): { trend: JsonRecord; disks: JsonRecord[]; pulse: JsonRecord } {
+  const trend = sample.trend as unknown as JsonRecord;
+  const disks = sample.disks as unknown as JsonRecord[];
+  const pulse = sample.pulse as unknown as JsonRecord;
+  const fits = (series: SeriesName, r: JsonRecord) => sampleKey(series, r) !== undefined && r.node === trend.node && r.ts === trend.ts && acceptOf(series)(r);
+  if (!fits('trends', trend) || !fits('pulse', pulse) || !disks.every((d) => fits('disk', d))) {
+    throw new EstateError('validation', `sample ${i}: every part needs the sample's node and ts (strings), a disk snapshot its mount, each field its type`);
+  }
+  return { trend, disks, pulse };
+}
+
+/** A `validation` error unless every record is one of the series' (series-records.ts: a typed field of another type is not); checked before anything is stored. */
+export function assertSeriesRecords(series: SeriesName, records: readonly JsonRecord[]): void {
+  if (!records.every(acceptOf(series))) throw new EstateError('validation', `not a record of the ${series} series: a field of the wrong type`);
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);

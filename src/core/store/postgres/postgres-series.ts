@@ -1,6 +1,7 @@
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { canonicalJson } from '../../keyed-log.ts';
 import { heartbeatShapeProblem, mergeHeartbeatEntries, newestEntries } from '../../series/heartbeat-document.ts';
+import { assertSeriesRecords, checkedSample } from '../../series/series-logs.ts';
 import type { HeartbeatOutcome } from '../../series/heartbeat-merge.ts';
 import { MAX_PARSED_STATE_BYTES, type StateDocument } from '../../state-files.ts';
 import type { IngestResult, Series, SeriesFilter, SeriesName } from '../store.ts';
@@ -107,6 +108,7 @@ export function postgresSeries(sql: Sql, store: string): Series {
     },
 
     ingest: (samples) => {
+      samples.forEach(checkedSample);
       if (samples.length === 0) return Promise.resolve({ stored: 0, duplicates: 0 });
       return write(async (tx): Promise<IngestResult> => {
         const fresh = new Set<string>();
@@ -185,6 +187,7 @@ export function postgresSeries(sql: Sql, store: string): Series {
     },
 
     restore: async (series, records) => {
+      assertSeriesRecords(series, records);
       const t = TABLES[series];
       // Records without a key are stored once by their text: the same text twice in one call is one record.
       const seen = new Set<string>();
