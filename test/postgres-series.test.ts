@@ -233,3 +233,24 @@ test("two replicas on one PostgreSQL answer every node's series alike: what a hu
     assert.ok(events.some((e) => e.subject === node && e.ts === at), `a heartbeat event of ${node} at ${at}: ${JSON.stringify(events)}`);
   }
 });
+
+test("concurrent ingests on one instance share heartbeat merges; each node's entry ends at its newest sample, whatever order they ran in", async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.after(() => sql.end());
+  await migrate(sql, 'test', VERSION);
+  const store = await openPostgres(t, pg);
+  await store.series.mergeHeartbeat({ name: 'quiet', last_seen: new Date(BASE).toISOString(), status: 'degraded' });
+  // 60 ingests at once, one sample each, of 6 nodes, in a shuffled order (7 and 60 have no common factor: each sample once).
+  const order = Array.from({ length: 60 }, (_, i) => (i * 7) % 60);
+  const results = await Promise.all(order.map((i) => store.series.ingest([sample(`n${i % 6}`, i)])));
+  assert.ok(results.every((r) => r.stored === 1));
+  const nodes = ((await store.series.heartbeat()).data as { nodes: { name: string; last_seen: string; status: string }[] }).nodes;
+  assert.deepEqual(
+    Object.fromEntries(nodes.map((n) => [n.name, [n.last_seen, n.status]])),
+    Object.fromEntries([['quiet', [new Date(BASE).toISOString(), 'degraded']], ...[54, 55, 56, 57, 58, 59].map((i) => [`n${i % 6}`, [new Date(BASE + i * 10_000).toISOString(), 'healthy']])]),
+  );
+  const [row] = await sql`SELECT count(*)::int AS n FROM series_heartbeat`;
+  assert.equal(row?.n, 1);
+});

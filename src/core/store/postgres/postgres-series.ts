@@ -1,3 +1,4 @@
+import type { HeartbeatEntry } from '../../collect/sample-types.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
 import { canonicalJson } from '../../keyed-log.ts';
 import { heartbeatShapeProblem, mergeHeartbeatEntries, newestEntries } from '../../series/heartbeat-document.ts';
@@ -98,6 +99,18 @@ export function postgresSeries(sql: Sql, store: string): Series {
       }
     });
 
+  // Ingests' heartbeat entries, merged many calls at a time: the heartbeat row is one lock every hub takes.
+  const heartbeats = new HeartbeatMerges((entries) =>
+    write((tx) =>
+      changeHeartbeat(tx, (current) => {
+        // A heartbeat that is not one is left as it is (the samples are stored).
+        if (heartbeatShapeProblem(current, 'the heartbeat') !== undefined) return undefined;
+        const merged = mergeHeartbeatEntries(current, entries, { keep: 'newer' });
+        return merged.changed ? merged.heartbeat : undefined;
+      }),
+    ),
+  );
+
   return {
     appendSample: async (sample) => {
       await write(async (tx) => {
@@ -107,10 +120,10 @@ export function postgresSeries(sql: Sql, store: string): Series {
       });
     },
 
-    ingest: (samples) => {
+    ingest: async (samples) => {
       samples.forEach(checkedSample);
-      if (samples.length === 0) return Promise.resolve({ stored: 0, duplicates: 0 });
-      return write(async (tx): Promise<IngestResult> => {
+      if (samples.length === 0) return { stored: 0, duplicates: 0 };
+      const result = await write(async (tx): Promise<IngestResult> => {
         const fresh = new Set<string>();
         for (const [series, records] of [
           ['trends', samples.map((s) => s.trend)],
@@ -122,15 +135,11 @@ export function postgresSeries(sql: Sql, store: string): Series {
         // A sample is stored when any of its records was new (each is new only once).
         let stored = 0;
         for (const s of samples) if (fresh.delete(sampleKey(s.trend.node, s.trend.ts))) stored++;
-        const entries = newestEntries(samples);
-        // A heartbeat that is not one is left as it is (the samples are stored).
-        await changeHeartbeat(tx, (current) => {
-          if (heartbeatShapeProblem(current, 'the heartbeat') !== undefined) return undefined;
-          const merged = mergeHeartbeatEntries(current, entries, { keep: 'newer' });
-          return merged.changed ? merged.heartbeat : undefined;
-        });
         return { stored, duplicates: samples.length - stored };
       });
+      // Then each node's heartbeat entry: acknowledged only once merged (a sample sent again after a failure here is a duplicate, and merges again).
+      await withinDeadline(store, () => heartbeats.merge(newestEntries(samples)));
+      return result;
     },
 
     mergeHeartbeat: (entry) =>
@@ -250,6 +259,48 @@ export function newestQuery(series: SeriesName, limit: number, where: SeriesFilt
   params.push(limit);
   const filter = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')} `;
   return { text: `SELECT record FROM ${table} ${filter}ORDER BY ${[...order, 'seq DESC'].join(', ')} LIMIT $${params.length}`, params };
+}
+
+/**
+ * Heartbeat entries of concurrent ingests on one store instance, merged
+ * together: while one merge runs, the entries that arrive wait and go into
+ * the next, one transaction for all of them. Each caller's promise settles
+ * with the merge that held its entries. Merging an entry later than another
+ * of the same node's is safe: `keep: 'newer'` keeps the newest.
+ */
+class HeartbeatMerges {
+  readonly #apply: (entries: HeartbeatEntry[]) => Promise<void>;
+  #pending: { entries: HeartbeatEntry[]; waiters: { resolve: () => void; reject: (err: unknown) => void }[] } | undefined;
+  #running = false;
+
+  constructor(apply: (entries: HeartbeatEntry[]) => Promise<void>) {
+    this.#apply = apply;
+  }
+
+  merge(entries: readonly HeartbeatEntry[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending ??= { entries: [], waiters: [] };
+      this.#pending.entries.push(...entries);
+      this.#pending.waiters.push({ resolve, reject });
+      this.#next();
+    });
+  }
+
+  #next(): void {
+    const batch = this.#pending;
+    if (this.#running || !batch) return;
+    this.#pending = undefined;
+    this.#running = true;
+    this.#apply(batch.entries)
+      .then(
+        () => batch.waiters.forEach((w) => w.resolve()),
+        (err: unknown) => batch.waiters.forEach((w) => w.reject(err)),
+      )
+      .finally(() => {
+        this.#running = false;
+        this.#next();
+      });
+  }
 }
 
 /**
