@@ -91,6 +91,14 @@ test("newest of one node (and one mount) reads that node's newest rows through i
   indexScan(await plan('disk', { node: 'node-7' }), 'series_disk_node', ONE_NODE);
   indexScan(await plan('disk', { node: 'node-7', mount: '/srv' }), 'series_disk_node_mount', /^\(\(node >= 'node-7'::text\) AND \(node <= 'node-7'::text\) AND \(mount >= '\/srv'::text\) AND \(mount <= '\/srv'::text\)\)$/);
   indexScan(await plan('disk', { mount: '/srv' }), 'series_disk_mount', /^\(\(mount >= '\/srv'::text\) AND \(mount <= '\/srv'::text\)\)$/);
+  // The store's statements are prepared: a generic plan (the node not known when planned) reads the same index.
+  const generic = newestQuery('trends', 10, { node: 'node-7' });
+  await sql.unsafe(`SET plan_cache_mode = force_generic_plan`);
+  await sql.unsafe(`PREPARE newest_of_node (text, int) AS ${generic.text}`);
+  const [genericRow] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE newest_of_node ('node-7', 10)`);
+  const genericScan = ((genericRow?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan as PlanNode).Plans?.[0] as PlanNode;
+  indexScan(genericScan, 'series_trends_node', /^\(\(node >= \$1\) AND \(node <= \$1\)\)$/);
+  await sql.unsafe(`DEALLOCATE newest_of_node; RESET plan_cache_mode`);
   const all = await plan('trends');
   assert.equal(all['Index Name'], 'series_trends_pkey');
   assert.equal(all['Actual Rows'], 10);
