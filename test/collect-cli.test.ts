@@ -206,10 +206,10 @@ test('bad input is one line and exit 2; a missing data dir is exit 2; a PostgreS
   assert.equal(thresholds.code, 2, thresholds.stderr);
   assert.equal(thresholds.stderr, 'estate: collect.thresholds.load_per_core: unhealthy (1) is below degraded (2)\n');
   await writeFile(path.join(dir, 'estate.config.json'), '{}');
-  // Nothing listens there: the answer comes before any connection.
+  // Nothing listens there: a store that cannot be reached is one line, and nothing goes to the data dir instead.
   const pg = await runEstate(['collect', '--once', '--store', 'postgres://estate@127.0.0.1:1/estate', '--data-dir', dir]);
   assert.equal(pg.code, 1, pg.stderr);
-  assert.equal(pg.stderr, 'estate: collecting into a PostgreSQL store (postgres://estate@127.0.0.1:1/estate) is not supported yet: collect into the data dir (--store data-dir)\n');
+  assert.equal(pg.stderr, 'estate: the store postgres://estate@127.0.0.1:1/estate is unavailable (connection refused); try again later\n');
   assert.deepEqual(await lines(path.join(dir, 'trends.jsonl')), []);
 });
 

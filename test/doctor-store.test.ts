@@ -75,7 +75,8 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
     GRANT INSERT ON completions, entries, training_runs, api_keys, token_secret TO estate_reader;
     GRANT DELETE ON training_runs TO estate_reader; GRANT UPDATE ON api_keys TO estate_reader;
     GRANT INSERT ON tally_groups, tally_distinct, tally_buckets TO estate_reader; GRANT UPDATE ON tally_groups, tally_buckets TO estate_reader;
-    GRANT USAGE ON SEQUENCE completions_event_id_seq, entries_event_id_seq, api_keys_seq_seq TO estate_reader`);
+    GRANT INSERT ON series_trends, series_disk, series_pulse, series_nodes, series_heartbeat TO estate_reader; GRANT UPDATE ON series_heartbeat TO estate_reader;
+    GRANT USAGE ON SEQUENCE completions_event_id_seq, entries_event_id_seq, api_keys_seq_seq, series_trends_seq_seq, series_disk_seq_seq, series_pulse_seq_seq TO estate_reader`);
   await owner.end();
   const granted = await doctor(pg.url.replace(/\/\/postgres:[^@]*@/, '//estate_reader:reader-pw-7c1e@'));
   assert.deepEqual(storeChecks(granted.json).map((c) => [c.name, c.status]), [['store', 'ok'], ['store schema', 'ok'], ['store privileges', 'ok']], granted.stdout);
@@ -84,6 +85,13 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
   for (const task of ['G-1', 'G-2']) {
     const wrote = await runEstate(['work', 'complete', '--task-id', task, '--board', 'ops', '--assignee', 'ana', '--title', 'granted', '--store', asReader, '--data-dir', dir]);
     assert.equal(wrote.code, 0, wrote.stderr);
+  }
+  // The collector's sample, its node and the heartbeat, twice (the second changes the heartbeat row).
+  if (process.platform === 'linux') {
+    for (let i = 0; i < 2; i++) {
+      const collected = await runEstate(['collect', '--once', '--node', 'granted-1', '--store', asReader, '--data-dir', dir]);
+      assert.equal(collected.code, 0, collected.stderr);
+    }
   }
 
   const wrong = await doctor(pg.url.replace(pg.password, 'not-the-password-9d2b'));

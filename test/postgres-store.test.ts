@@ -43,11 +43,26 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
   const dir = await tempDataDir(t);
   const first = await runEstate(['migrate', '--store', pg.urlWithoutPassword, '--data-dir', dir], { env: { PGPASSWORD: pg.password } });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, new RegExp(`^applied 1: .+\\napplied 2: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
+  assert.match(first.stdout, new RegExp(`^applied 1: .+\\napplied 2: .+\\napplied 3: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
   const tables = await query(pg, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
   assert.deepEqual(
     tables.map((r) => r.table_name),
-    ['api_keys', 'completions', 'entries', 'schema_version', 'tally_buckets', 'tally_distinct', 'tally_groups', 'token_secret', 'training_runs'],
+    [
+      'api_keys',
+      'completions',
+      'entries',
+      'schema_version',
+      'series_disk',
+      'series_heartbeat',
+      'series_nodes',
+      'series_pulse',
+      'series_trends',
+      'tally_buckets',
+      'tally_distinct',
+      'tally_groups',
+      'token_secret',
+      'training_runs',
+    ],
   );
 
   const passfile = path.join(dir, 'pgpass');
@@ -62,6 +77,7 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
     [
       [1, `estate ${VERSION}`],
       [2, `estate ${VERSION}`],
+      [3, `estate ${VERSION}`],
     ],
   );
 });

@@ -15,6 +15,16 @@ const at = (ms: number) => () => new Date(Date.UTC(2026, 0, 1) + ms);
 const completion = (task: string, board = 'ops', extra: Record<string, unknown> = {}) => ({ task_id: task, board, assignee: 'ana', title: `Task ${task}`, ...extra });
 const entry = (slug: string, site = 'blog', type = 'post') => ({ title: `Piece ${slug}`, slug, content_type: type, target_site: site });
 const LIMITS = { maxRunsPerUser: 2, maxParamsBytes: 64 };
+/** A sample of `node` at `at(i)` (as the collector makes one), with a disk snapshot per mount. */
+const sample = (node: string, i: number, mounts = ['/']) => {
+  const ts = at(i)().toISOString();
+  return {
+    trend: { ts, node, cpu_pct: i, mem_used_pct: 50 },
+    disks: mounts.map((mount) => ({ ts, node, mount, fs_type: 'ext4', total_bytes: 100, used_bytes: i, free_bytes: 100 - i })),
+    pulse: { ts, node, status: 'healthy' as const, checks: { memory: { status: 'healthy' as const, value: i } } },
+  };
+};
+const heartbeat = (node: string, i: number) => ({ name: node, last_seen: at(i)().toISOString(), status: 'healthy' as const });
 
 for (const kind of storesUnderTest()) {
   const open = async (t: test.TestContext) => {
@@ -298,35 +308,268 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(await entries.tally([new Date(at(HOUR)().getTime())]), { count: 2, since: [1], earliest: at(0)().toISOString(), skipped: 0, groups: [] });
   });
 
-  test(`${kind.name}: series: concurrent samples through two instances are appended whole; concurrent heartbeat merges keep every node (PostgreSQL: not supported yet, said plainly)`, async (t) => {
+  test(`${kind.name}: series: concurrent samples through two instances are stored whole; concurrent heartbeat merges keep every node`, async (t) => {
     const opened = await open(t);
     if (!opened) return;
     const other = await opened.another();
-    const sample = (node: string, i: number) => {
-      const ts = at(i)().toISOString();
-      return {
-        trend: { ts, node, cpu_pct: i },
-        disks: [{ ts, node, mount: '/', fs_type: 'ext4', total_bytes: 100, used_bytes: i, free_bytes: 100 - i }],
-        pulse: { ts, node, status: 'healthy' as const, checks: { memory: { status: 'healthy' as const, value: i } } },
-      };
-    };
-    const heartbeat = (node: string, i: number) => ({ name: node, last_seen: at(i)().toISOString(), status: 'healthy' as const });
-    if (opened.store.kind === 'postgres') {
-      for (const call of [() => opened.store.series.appendSample(sample('a', 0)), () => opened.store.series.mergeHeartbeat(heartbeat('a', 0))]) {
-        await assert.rejects(call(), (err: unknown) => err instanceof EstateError && err.code === 'unavailable' && /not supported yet/.test(err.message));
-      }
-      return;
-    }
     const stores = [opened.store, other];
     await Promise.all(Array.from({ length: 16 }, (_, i) => (stores[i % 2] as typeof other).series.appendSample(sample(`n${i}`, i))));
-    for (const log of ['trends.jsonl', 'disk.jsonl', 'health-pulse.jsonl']) {
-      const lines: string[] = (await readFile(path.join(opened.dataDir, log), 'utf8')).split('\n');
-      assert.equal(lines.pop(), '', `${log} ends with a whole line`);
-      assert.deepEqual(lines.map((l) => JSON.parse(l).node).sort(), Array.from({ length: 16 }, (_, i) => `n${i}`).sort(), log);
+    const nodes16 = Array.from({ length: 16 }, (_, i) => `n${i}`).sort();
+    for (const series of ['trends', 'disk', 'pulse'] as const) {
+      const page = await other.series.newest(series, 100);
+      assert.deepEqual(page.items.map((r) => r.node).sort(), nodes16, series);
+    }
+    if (opened.store.kind === 'data-dir') {
+      for (const log of ['trends.jsonl', 'disk.jsonl', 'health-pulse.jsonl']) {
+        const lines: string[] = (await readFile(path.join(opened.dataDir, log), 'utf8')).split('\n');
+        assert.equal(lines.pop(), '', `${log} ends with a whole line`);
+        assert.deepEqual(lines.map((l) => JSON.parse(l).node).sort(), nodes16, log);
+      }
     }
     const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => (stores[i % 2] as typeof other).series.mergeHeartbeat(heartbeat(`n${i % 6}`, i))));
     assert.ok(outcomes.every((o) => o.outcome === 'merged'));
-    const file = JSON.parse(await readFile(path.join(opened.dataDir, 'state', 'heartbeat.json'), 'utf8'));
-    assert.deepEqual(file.nodes.map((n: { name: string }) => n.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+    const doc = await opened.store.series.heartbeat();
+    assert.equal(doc.exists, true);
+    assert.deepEqual((doc.data as { nodes: { name: string }[] }).nodes.map((n) => n.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+  });
+
+  test(`${kind.name}: series: ingest stores each sample once by node and ts, and makes each node's heartbeat entry its newest sample's`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    await series.mergeHeartbeat({ name: 'b', last_seen: at(9_000)().toISOString(), status: 'degraded' });
+    const first = [sample('a', 0), sample('b', 1), sample('a', 2, ['/', '/srv']), sample('a', 2, ['/', '/srv'])];
+    assert.deepEqual(await series.ingest(first), { stored: 3, duplicates: 1 }, 'the same sample twice in one batch is stored once');
+    assert.deepEqual(await series.ingest([sample('a', 2, ['/', '/srv']), sample('b', 1), sample('a', 3)]), { stored: 1, duplicates: 2 });
+    const trends = await series.newest('trends', 10);
+    assert.deepEqual(trends.items.map((r) => [r.node, r.cpu_pct]), [['a', 3], ['a', 2], ['b', 1], ['a', 0]], 'newest first, each once');
+    assert.deepEqual((await series.newest('trends', 2, { node: 'a' })).items.map((r) => r.cpu_pct), [3, 2]);
+    assert.deepEqual((await series.newest('pulse', 10, { node: 'b' })).items.map((r) => r.ts), [at(1)().toISOString()]);
+    assert.deepEqual((await series.newest('disk', 10, { node: 'a', mount: '/srv' })).items.map((r) => [r.ts, r.used_bytes]), [[at(2)().toISOString(), 2]]);
+    assert.deepEqual((await series.newest('disk', 10, { node: 'a' })).items.map((r) => r.mount), ['/', '/srv', '/', '/']);
+    assert.equal((await series.newest('disk', 10)).count, 5);
+    assert.deepEqual((await series.newest('trends', 5, { node: 'nobody' })).items, []);
+    assert.deepEqual(await series.nodes(), ['a', 'b']);
+    // Records come back field for field, in their order.
+    assert.deepEqual(Object.keys((await series.newest('trends', 1)).items[0] as object), ['ts', 'node', 'cpu_pct', 'mem_used_pct']);
+
+    const doc = await series.heartbeat();
+    const nodes = (doc.data as { nodes: Record<string, unknown>[] }).nodes;
+    assert.deepEqual(nodes.find((n) => n.name === 'a'), { name: 'a', last_seen: at(3)().toISOString(), status: 'healthy' }, "a's newest sample");
+    assert.deepEqual(nodes.find((n) => n.name === 'b'), { name: 'b', last_seen: at(9_000)().toISOString(), status: 'degraded' }, 'a newer stored entry stays');
+  });
+
+  test(`${kind.name}: series: two instances ingesting the same samples at once store each once; another instance reads them`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const [one, two, reader] = [opened.store, await opened.another(), await opened.another()];
+    const batch = (from: number) => Array.from({ length: 40 }, (_, i) => sample(`n${(from + i) % 5}`, from + i));
+    // Overlapping batches, some in the other order, from both at once.
+    const calls = [0, 20, 40, 0, 20, 40].map((from, i) => {
+      const samples = i % 2 === 0 ? batch(from) : batch(from).reverse();
+      return (i % 2 === 0 ? one : two).series.ingest(samples);
+    });
+    const results = await Promise.all(calls);
+    assert.equal(results.reduce((n, r) => n + r.stored, 0), 80, 'each of the 80 samples stored once');
+    assert.equal(results.reduce((n, r) => n + r.duplicates, 0), 6 * 40 - 80);
+    for (const series of ['trends', 'disk', 'pulse'] as const) assert.equal((await reader.series.newest(series, 1000)).count, 80, series);
+    for (let n = 0; n < 5; n++) {
+      const own = (await reader.series.newest('trends', 1000, { node: `n${n}` })).items;
+      assert.equal(own.length, 16);
+      assert.ok(own.every((r) => r.node === `n${n}`));
+    }
+    assert.deepEqual(await reader.series.nodes(), ['n0', 'n1', 'n2', 'n3', 'n4']);
+    const entries = ((await reader.series.heartbeat()).data as { nodes: { name: string; last_seen: string }[] }).nodes;
+    assert.deepEqual(entries.map((e) => [e.name, e.last_seen]).sort(), [75, 76, 77, 78, 79].map((i) => [`n${i % 5}`, at(i)().toISOString()]).sort());
+  });
+
+  test(`${kind.name}: series: pages read every record oldest first; restore stores each keyed record once, and records without node or ts as they are`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    await series.ingest([sample('a', 0), sample('b', 1), sample('a', 2)]);
+    const pages: JsonRecord[][] = [];
+    for await (const page of series.pages('trends', 2)) pages.push(page.records);
+    assert.deepEqual(pages.map((p) => p.map((r) => r.cpu_pct)), [[0, 1], [2]]);
+    // Past the ninth record and the 99th (orders that differ as numbers and as text).
+    await series.ingest(Array.from({ length: 120 }, (_, i) => sample('c', 10 + i)));
+    const seen: unknown[] = [];
+    for await (const page of series.pages('trends', 7)) seen.push(...page.records.map((r) => r.cpu_pct));
+    assert.deepEqual(seen, [0, 1, 2, ...Array.from({ length: 120 }, (_, i) => 10 + i)]);
+
+    // Other tools' records without node or ts are stored as they are, in order among the others.
+    // (PostgreSQL also stores each of those once by its content: test/postgres-series.test.ts.)
+    const target = (await kind.open(t))?.store as typeof opened.store;
+    const records = [...pages.flat(), { ts: at(5)().toISOString(), load: 1 }, { load: 2 }, sample('b', 6).trend];
+    assert.deepEqual(await target.series.restore('trends', records), { created: 6, present: 0 });
+    assert.deepEqual(await target.series.restore('trends', [records[5], records[1]] as JsonRecord[]), { created: 0, present: 2 }, 'a second restore of keyed records: present');
+    assert.deepEqual((await target.series.newest('trends', 10)).items, [...records].reverse());
+    assert.deepEqual(await target.series.nodes(), ['a', 'b']);
+    const disks = [{ ts: at(0)().toISOString(), node: 'a', mount: '/', used_bytes: 1 }, { ts: at(0)().toISOString(), node: 'a', used_bytes: 2 }];
+    assert.deepEqual(await target.series.restore('disk', disks), { created: 2, present: 0 });
+    assert.deepEqual(await target.series.restore('disk', disks.slice(0, 1)), { created: 0, present: 1 });
+  });
+
+  test(`${kind.name}: series: a sample whose parts disagree, or a record with a field of the wrong type, is a validation error and nothing of the call is stored`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    const mixed = sample('a', 2);
+    mixed.pulse = { ...mixed.pulse, node: 'b' };
+    await assert.rejects(series.ingest([sample('a', 1), mixed]), (err: EstateError) => err.code === 'validation' && /^sample 1: /.test(err.message));
+    const noMount = sample('a', 3) as { disks: object[] };
+    noMount.disks = [{ ts: at(3)().toISOString(), node: 'a', total_bytes: 1 }];
+    await assert.rejects(series.ingest([noMount as ReturnType<typeof sample>]), (err: EstateError) => err.code === 'validation');
+    await assert.rejects(series.restore('disk', [sample('a', 4).disks[0] as unknown as JsonRecord, { ts: at(5)().toISOString(), node: 'a', mount: 5 }]), (err: EstateError) => err.code === 'validation');
+    for (const name of ['trends', 'disk', 'pulse'] as const) assert.equal((await series.newest(name, 10)).count, 0, name);
+    assert.deepEqual(await series.nodes(), []);
+  });
+
+  test(`${kind.name}: series: the heartbeat is restored unless one is stored; one that is not a heartbeat is never merged into`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    const doc = { nodes: [{ name: 'a', last_seen: at(0)().toISOString(), status: 'healthy', rack: 4 }], site: 'lab' };
+    assert.equal(await series.restoreHeartbeat(doc), 'created');
+    assert.equal(await series.restoreHeartbeat(structuredClone(doc)), 'present');
+    assert.equal(await series.restoreHeartbeat({ nodes: [] }), 'conflict');
+    assert.deepEqual((await series.heartbeat()).data, doc);
+    assert.deepEqual(await series.mergeHeartbeat(heartbeat('b', 1)), { outcome: 'merged' });
+    assert.deepEqual((await series.heartbeat()).data, { nodes: [...doc.nodes, heartbeat('b', 1)], site: 'lab' }, 'other entries and unknown fields kept');
+
+    const odd = (await kind.open(t))?.store as typeof opened.store;
+    assert.equal(await odd.series.restoreHeartbeat(42), 'created');
+    const merged = await odd.series.mergeHeartbeat(heartbeat('a', 1));
+    assert.equal(merged.outcome, 'unreadable');
+    await odd.series.ingest([sample('a', 1)]);
+    assert.equal((await odd.series.heartbeat()).data, 42, 'left as it was');
+  });
+}
+
+// The hub's series (DESIGN.md 7a): ingest stores each sample once by node
+// and ts, reads of one node or mount, the nodes, the heartbeat kept at each
+// node's newest sample, and a copy out and back in. The same on every store.
+const sampleAt = (node: string, second: number, mounts = ['/', '/data']) => {
+  const ts = new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+  return {
+    trend: { ts, node, cpu_pct: second % 100, load1: 0.5 },
+    disks: mounts.map((mount, m) => ({ ts, node, mount, fs_type: 'ext4', total_bytes: 1000, used_bytes: second + m, free_bytes: 1000 - second - m })),
+    pulse: { ts, node, status: (second % 3 === 0 ? 'degraded' : 'healthy') as 'degraded' | 'healthy', checks: { load: { status: 'healthy' as const, value: 0.5 } } },
+  };
+};
+
+for (const kind of storesUnderTest()) {
+  const open = async (t: test.TestContext) => {
+    const opened = await kind.open(t);
+    if (!opened) t.skip(`the ${kind.name} store is not available here`);
+    return opened;
+  };
+
+  test(`${kind.name}: series ingest stores each sample once by node and ts (a batch sent again, overlapping batches); reads of one node, one mount, or both`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    const batch = [sampleAt('a', 1), sampleAt('b', 1), sampleAt('a', 2), sampleAt('c', 2, ['/'])];
+    assert.deepEqual(await series.ingest(batch), { stored: 4, duplicates: 0 });
+    assert.deepEqual(await series.ingest(batch), { stored: 0, duplicates: 4 });
+    // Overlapping: two already stored, two new, one of them twice in the batch.
+    assert.deepEqual(await series.ingest([sampleAt('a', 2), sampleAt('b', 1), sampleAt('b', 3), sampleAt('a', 4), sampleAt('b', 3)]), { stored: 2, duplicates: 3 });
+
+    const trendsOf = async (node?: string) => (await series.newest('trends', 100, node === undefined ? undefined : { node })).items.map((r) => `${r.node}@${String(r.ts).slice(17, 19)}`);
+    // Every node, newest first as written; each sample once.
+    assert.deepEqual(await trendsOf(), ['a@04', 'b@03', 'c@02', 'a@02', 'b@01', 'a@01']);
+    assert.deepEqual(await trendsOf('a'), ['a@04', 'a@02', 'a@01']);
+    assert.deepEqual(await trendsOf('c'), ['c@02']);
+    assert.deepEqual(await trendsOf('nobody'), []);
+    const page = await series.newest('trends', 2, { node: 'a' });
+    assert.deepEqual({ count: page.count, limit: page.limit, skipped: page.skipped_lines }, { count: 2, limit: 2, skipped: 0 });
+    assert.deepEqual(page.items[0], sampleAt('a', 4).trend, 'the trend point as sent, field for field');
+
+    const disks = async (where: { node?: string; mount?: string }, limit = 100) => (await series.newest('disk', limit, where)).items.map((r) => `${r.node}@${String(r.ts).slice(17, 19)}${r.mount}`);
+    assert.deepEqual(await disks({ node: 'b' }), ['b@03/data', 'b@03/', 'b@01/data', 'b@01/']);
+    assert.deepEqual(await disks({ mount: '/data' }), ['a@04/data', 'b@03/data', 'a@02/data', 'b@01/data', 'a@01/data']);
+    assert.deepEqual(await disks({ node: 'a', mount: '/' }), ['a@04/', 'a@02/', 'a@01/']);
+    assert.deepEqual(await disks({ node: 'c', mount: '/data' }), []);
+    assert.deepEqual(await disks({}, 3), ['a@04/data', 'a@04/', 'b@03/data']);
+    assert.deepEqual((await series.newest('pulse', 1, { node: 'b' })).items.map((r) => r.status), ['degraded']);
+    assert.deepEqual((await series.newest('pulse', 100)).items.length, 6);
+
+    assert.deepEqual(await series.nodes(), ['a', 'b', 'c']);
+  });
+
+  test(`${kind.name}: series ingest by two writers at once stores each sample once; the heartbeat takes each node's newest sample and keeps the other entries`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    // A heartbeat entry of a node that sends nothing (written by its own collector).
+    assert.deepEqual(await opened.store.series.mergeHeartbeat({ name: 'quiet', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy' }), { outcome: 'merged' });
+    const samples = Array.from({ length: 40 }, (_, i) => sampleAt(`n${i % 4}`, 10 + i));
+    const results = await Promise.all([opened.store.series.ingest(samples), other.series.ingest(samples), other.series.ingest(samples.slice(10, 30))]);
+    assert.equal(results.reduce((n, r) => n + r.stored, 0), 40, JSON.stringify(results));
+    assert.equal(results.reduce((n, r) => n + r.duplicates, 0), 60, JSON.stringify(results));
+    for (const store of [opened.store, other]) {
+      const items = (await store.series.newest('trends', 1000)).items;
+      assert.equal(items.length, 40);
+      assert.equal(new Set(items.map((r) => `${r.node} ${r.ts}`)).size, 40);
+      assert.equal((await store.series.newest('disk', 1000)).items.length, 80);
+      assert.equal((await store.series.newest('pulse', 1000, { node: 'n1' })).items.length, 10);
+    }
+
+    const heartbeatNodes = async () => {
+      const doc = await opened.store.series.heartbeat();
+      assert.equal(doc.error, null);
+      return Object.fromEntries((doc.data as { nodes: { name: string; last_seen: string; status: string }[] }).nodes.map((n) => [n.name, `${n.last_seen} ${n.status}`]));
+    };
+    const expected = {
+      quiet: '2026-01-01T00:00:00.000Z healthy',
+      n0: `${sampleAt('n0', 46).trend.ts} ${sampleAt('n0', 46).pulse.status}`,
+      n1: `${sampleAt('n1', 47).trend.ts} ${sampleAt('n1', 47).pulse.status}`,
+      n2: `${sampleAt('n2', 48).trend.ts} ${sampleAt('n2', 48).pulse.status}`,
+      n3: `${sampleAt('n3', 49).trend.ts} ${sampleAt('n3', 49).pulse.status}`,
+    };
+    assert.deepEqual(await heartbeatNodes(), expected);
+    // A late sample (older than the entry) leaves the entry as it is; a newer one moves it.
+    assert.deepEqual(await other.series.ingest([sampleAt('n0', 5)]), { stored: 1, duplicates: 0 });
+    assert.deepEqual(await heartbeatNodes(), expected);
+    await other.series.ingest([sampleAt('n0', 60)]);
+    assert.deepEqual(await heartbeatNodes(), { ...expected, n0: `${sampleAt('n0', 60).trend.ts} ${sampleAt('n0', 60).pulse.status}` });
+  });
+
+  test(`${kind.name}: series pages and restore carry every record to another store once; restoreHeartbeat never replaces another heartbeat`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const target = await kind.open(t);
+    if (!target) return;
+    const { series } = opened.store;
+    await series.ingest(Array.from({ length: 25 }, (_, i) => sampleAt(`n${i % 3}`, i)));
+    const copy = async () => {
+      const counts: Record<string, { created: number; present: number; pages: number }> = {};
+      for (const name of ['trends', 'disk', 'pulse'] as const) {
+        counts[name] = { created: 0, present: 0, pages: 0 };
+        for await (const page of series.pages(name, 10)) {
+          assert.ok(page.records.length <= 10);
+          const result = await target.store.series.restore(name, page.records);
+          counts[name].created += result.created;
+          counts[name].present += result.present;
+          counts[name].pages++;
+        }
+      }
+      return counts;
+    };
+    assert.deepEqual(await copy(), { trends: { created: 25, present: 0, pages: 3 }, disk: { created: 50, present: 0, pages: 5 }, pulse: { created: 25, present: 0, pages: 3 } });
+    assert.deepEqual(await copy(), { trends: { created: 0, present: 25, pages: 3 }, disk: { created: 0, present: 50, pages: 5 }, pulse: { created: 0, present: 25, pages: 3 } });
+    for (const name of ['trends', 'disk', 'pulse'] as const) {
+      assert.deepEqual((await target.store.series.newest(name, 1000)).items, (await series.newest(name, 1000)).items, name);
+      assert.deepEqual((await target.store.series.newest(name, 1000, { node: 'n1' })).items, (await series.newest(name, 1000, { node: 'n1' })).items, name);
+    }
+    assert.deepEqual(await target.store.series.nodes(), ['n0', 'n1', 'n2']);
+
+    const heartbeat = (await series.heartbeat()).data;
+    assert.ok(heartbeat, 'ingest made a heartbeat');
+    assert.equal(await target.store.series.restoreHeartbeat(heartbeat), 'created');
+    assert.deepEqual((await target.store.series.heartbeat()).data, heartbeat);
+    assert.equal(await target.store.series.restoreHeartbeat(JSON.parse(JSON.stringify(heartbeat))), 'present');
+    assert.equal(await target.store.series.restoreHeartbeat({ nodes: [{ name: 'else', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy' }] }), 'conflict');
+    assert.deepEqual((await target.store.series.heartbeat()).data, heartbeat, 'another heartbeat is never written over');
   });
 }

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parseConfig } from '../src/config.ts';
 import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
-import type { Store } from '../src/core/store/store.ts';
+import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import { openStore } from '../src/core/store/open-store.ts';
+import type { SeriesSample, Store } from '../src/core/store/store.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
@@ -292,4 +294,133 @@ test('estate store copy refuses what it cannot copy with exit 2 and one line: a 
     assert.equal(r.stdout, '', name);
     assert.ok(!r.stderr.includes('hunter2') && !(pg && r.stderr.includes(pg.password)), `${name}: no password`);
   }
+});
+
+/** A migrated PostgreSQL store, open in this process (closed after the test). */
+async function openPostgres(t: TestContext, pg: TestPostgres): Promise<Store> {
+  const store = openStore(pg.url, { dataDir: await tempDataDir(t), config: parseConfig('{}', 'estate.config.json'), env: {} });
+  t.after(() => store.close());
+  await store.ready();
+  return store;
+}
+
+const SERIES_KINDS = ['trends', 'disk', 'pulse', 'heartbeat'] as const;
+const seriesCounts = (json: Record<string, { copied: number; already_there: number; conflicts: number; skipped: number }>) =>
+  Object.fromEntries(SERIES_KINDS.map((k) => [k, [json[k]?.copied, json[k]?.already_there, json[k]?.conflicts, json[k]?.skipped]]));
+
+/** A sample of `node` at second `i` of the day, with two file systems. */
+function seriesSample(node: string, i: number): SeriesSample {
+  const ts = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+  return {
+    trend: { ts, node, cpu_pct: i, load1: 0.5 },
+    disks: ['/', '/data'].map((mount) => ({ ts, node, mount, fs_type: 'ext4', total_bytes: 1000, used_bytes: i, free_bytes: 1000 - i })),
+    pulse: { ts, node, status: i % 2 ? 'healthy' : 'degraded', checks: { memory: { status: 'healthy', value: i } } },
+  };
+}
+
+/** Every record of every series of a store, oldest first. */
+async function allSeries(store: Store): Promise<Record<string, JsonRecord[]>> {
+  const all: Record<string, JsonRecord[]> = {};
+  for (const series of ['trends', 'disk', 'pulse'] as const) {
+    all[series] = [];
+    for await (const page of store.series.pages(series, 100)) all[series].push(...page.records);
+  }
+  return all;
+}
+
+test('the series and the heartbeat are copied between PostgreSQL stores both ways, each record once; a second copy finds everything there', { timeout: 120_000 }, async (t) => {
+  const [one, two] = [await migratedPostgres(t), await migratedPostgres(t)];
+  if (!one || !two) return;
+  const [first, second] = [await openPostgres(t, one), await openPostgres(t, two)];
+  // The first: a hub with nodes a and b (more records than one page of the copy), a record of another tool without node, and a heartbeat with a field of its own.
+  const samples = Array.from({ length: 1200 }, (_, i) => seriesSample(i % 3 ? 'a' : 'b', i));
+  for (let i = 0; i < samples.length; i += 500) await first.series.ingest(samples.slice(i, i + 500));
+  assert.deepEqual(await first.series.restore('trends', [{ ts: '2026-01-02T00:00:00Z', load: 3 }]), { created: 1, present: 0 });
+  await first.series.mergeHeartbeat({ name: 'a', last_seen: '2026-01-03T00:00:00.000Z', status: 'healthy' });
+  // The second: node c's own collector, no heartbeat yet.
+  for (let i = 0; i < 5; i++) await second.series.appendSample(seriesSample('c', i));
+
+  const there = await copy(one.url, two.url);
+  assert.equal(there.code, 0, there.stderr);
+  assert.deepEqual(seriesCounts(there.json), { trends: [1201, 0, 0, 0], disk: [2400, 0, 0, 0], pulse: [1200, 0, 0, 0], heartbeat: [1, 0, 0, 0] });
+  assert.match(there.stderr, /^trends: +1201 copied, 0 already there, 0 conflicts$/m);
+  assert.match(there.stderr, /^heartbeat: +1 copied, 0 already there, 0 conflicts$/m);
+  const again = await copy(one.url, two.url);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(seriesCounts(again.json), { trends: [0, 1201, 0, 0], disk: [0, 2400, 0, 0], pulse: [0, 1200, 0, 0], heartbeat: [0, 1, 0, 0] });
+
+  const back = await copy(two.url, one.url);
+  assert.equal(back.code, 0, back.stderr);
+  assert.deepEqual(seriesCounts(back.json), { trends: [5, 1201, 0, 0], disk: [10, 2400, 0, 0], pulse: [5, 1200, 0, 0], heartbeat: [0, 1, 0, 0] });
+
+  // Both hold every record once, field for field; each store's own first, then the other's in their order.
+  const [a, b] = [await allSeries(first), await allSeries(second)];
+  for (const series of ['trends', 'disk', 'pulse']) {
+    const key = (r: JsonRecord) => JSON.stringify(r);
+    assert.deepEqual(a[series]?.map(key).sort(), b[series]?.map(key).sort(), series);
+    assert.equal(new Set(a[series]?.map(key)).size, a[series]?.length, `${series}: no record twice`);
+  }
+  assert.deepEqual(b.trends?.slice(0, 5).map((r) => r.node), ['c', 'c', 'c', 'c', 'c']);
+  assert.deepEqual(b.trends?.slice(5), a.trends?.slice(0, 1201), 'copied in the order of the source');
+  assert.deepEqual(await second.series.nodes(), ['a', 'b', 'c']);
+  assert.deepEqual((await second.series.newest('pulse', 1, { node: 'b' })).items, [samples[1197]?.pulse]);
+  assert.deepEqual((await second.series.heartbeat()).data, (await first.series.heartbeat()).data);
+
+  // A heartbeat that differs at the destination is a conflict, left as it is.
+  await second.series.mergeHeartbeat({ name: 'c', last_seen: '2026-01-04T00:00:00.000Z', status: 'healthy' });
+  const conflicting = await copy(two.url, one.url);
+  assert.equal(conflicting.code, 5, conflicting.stderr);
+  assert.deepEqual(conflicting.json.conflicts, [{ kind: 'heartbeat', id: 'heartbeat', differing: ['nodes'] }]);
+  assert.match(conflicting.stderr, /^conflict: heartbeat heartbeat: the destination holds another one \(nodes differ\); left as it is$/m);
+  assert.deepEqual(((await first.series.heartbeat()).data as { nodes: { name: string }[] }).nodes.map((n) => n.name).sort(), ['a', 'b']);
+});
+
+test("a data dir's series files and heartbeat copied to PostgreSQL and back to a new data dir: every record once, field for field, in order; a second copy finds everything there", { timeout: 120_000 }, async (t) => {
+  const pg = await migratedPostgres(t);
+  if (!pg) return;
+  const source = await tempDataDir(t);
+  // As the collector and other tools leave them: lines with and without node, an older tool's fields, a torn last line.
+  const trends = [
+    { ts: '2025-12-31T23:59:00Z', cpu: 12, host: 'legacy' },
+    ...Array.from({ length: 30 }, (_, i) => seriesSample(i % 2 ? 'a' : 'b', i).trend),
+  ];
+  const disks = Array.from({ length: 30 }, (_, i) => seriesSample(i % 2 ? 'a' : 'b', i).disks).flat();
+  const pulses = Array.from({ length: 30 }, (_, i) => seriesSample(i % 2 ? 'a' : 'b', i).pulse);
+  const lines = (records: object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  await writeFile(path.join(source, 'trends.jsonl'), `${lines(trends)}{"ts": "2026-01-0`);
+  await writeFile(path.join(source, 'disk.jsonl'), lines(disks));
+  await writeFile(path.join(source, 'health-pulse.jsonl'), lines(pulses));
+  const heartbeat = { nodes: [{ name: 'a', last_seen: '2026-01-01T00:00:29.000Z', status: 'healthy', rack: 'r1' }], site: 'lab' };
+  await writeFile(path.join(source, 'state', 'heartbeat.json'), JSON.stringify(heartbeat));
+
+  const there = await copy(source, pg.url);
+  assert.equal(there.code, 0, there.stderr);
+  assert.deepEqual(seriesCounts(there.json), { trends: [31, 0, 0, 1], disk: [60, 0, 0, 0], pulse: [30, 0, 0, 0], heartbeat: [1, 0, 0, 0] });
+  const again = await copy(source, pg.url);
+  assert.deepEqual(seriesCounts(again.json), { trends: [0, 31, 0, 1], disk: [0, 60, 0, 0], pulse: [0, 30, 0, 0], heartbeat: [0, 1, 0, 0] });
+  const store = await openPostgres(t, pg);
+  assert.deepEqual(await allSeries(store), { trends, disk: disks, pulse: pulses });
+  assert.deepEqual((await store.series.newest('trends', 2, { node: 'b' })).items, [trends[29], trends[27]]);
+
+  const back = await tempDataDir(t);
+  const home = await copy(pg.url, back);
+  assert.equal(home.code, 0, home.stderr);
+  assert.deepEqual(seriesCounts(home.json), { trends: [31, 0, 0, 0], disk: [60, 0, 0, 0], pulse: [30, 0, 0, 0], heartbeat: [1, 0, 0, 0] });
+  const read = async (file: string) => (await readFile(path.join(back, file), 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  assert.deepEqual([await read('trends.jsonl'), await read('disk.jsonl'), await read('health-pulse.jsonl')], [trends, disks, pulses]);
+  assert.deepEqual(JSON.parse(await readFile(path.join(back, 'state', 'heartbeat.json'), 'utf8')), heartbeat);
+  const homeAgain = await copy(pg.url, back);
+  assert.deepEqual(seriesCounts(homeAgain.json).disk, [0, 60, 0, 0]);
+  assert.deepEqual(seriesCounts(homeAgain.json).pulse, [0, 30, 0, 0]);
+  assert.deepEqual(seriesCounts(homeAgain.json).heartbeat, [0, 1, 0, 0]);
+  // The 30 trend points with node and ts are there; the other tool's line: see the next test.
+  assert.equal(homeAgain.json.trends.already_there, 30);
+});
+
+test("a second copy into a data dir finds other tools' records (no node) there, as PostgreSQL does", { todo: "the data dir's Series.restore appends a record without node or ts again on every copy (series/data-dir-series.ts); PostgreSQL stores it once by its content" }, async (t) => {
+  const source = await tempDataDir(t);
+  await writeFile(path.join(source, 'trends.jsonl'), `${JSON.stringify({ ts: '2025-12-31T23:59:00Z', cpu: 12 })}\n${JSON.stringify(seriesSample('a', 1).trend)}\n`);
+  const target = await tempDataDir(t);
+  assert.deepEqual(seriesCounts((await copy(source, target)).json).trends, [2, 0, 0, 0]);
+  assert.deepEqual(seriesCounts((await copy(source, target)).json).trends, [0, 2, 0, 0]);
 });

@@ -8,6 +8,8 @@ import { ensureFolder } from '../jsonl/append-record.ts';
 import { readDataFile } from '../open-data-file.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import type { HeartbeatEntry } from '../collect/sample-types.ts';
+import { canonicalJson } from '../keyed-log.ts';
+import { heartbeatShapeProblem, mergeHeartbeatEntries, type MergeOptions } from './heartbeat-document.ts';
 
 /** What a heartbeat merge did: `merged`, or `unreadable` (the file was left exactly as it was; `problem` says why). */
 export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; problem: string };
@@ -16,6 +18,8 @@ export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; 
 export function heartbeatFile(dataDir: string): string {
   return path.join(dataPath(dataDir, 'state'), 'heartbeat.json');
 }
+
+export type { MergeOptions };
 
 /**
  * Puts `entry` in `state/heartbeat.json` as the entry of its node
@@ -26,27 +30,67 @@ export function heartbeatFile(dataDir: string): string {
  * `nodes` list or map, a bare list). A file that is not valid JSON, or not
  * one of those shapes, is never overwritten: the answer is `unreadable`.
  */
-export async function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry): Promise<HeartbeatOutcome> {
+export function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry, options: MergeOptions = {}): Promise<HeartbeatOutcome> {
+  return mergeHeartbeats(dataDir, [entry], options);
+}
+
+/**
+ * `mergeHeartbeat` of several nodes' entries in one write (one entry per
+ * node). With `keep: 'newer'`, a node whose stored entry was seen after the
+ * new one (its `last_seen`, read as /events reads it) keeps its entry; when
+ * every node does, nothing is written.
+ */
+export async function mergeHeartbeats(dataDir: string, entries: readonly HeartbeatEntry[], options: MergeOptions = {}): Promise<HeartbeatOutcome> {
   const file = heartbeatFile(dataDir);
   await ensureFolder(file);
   return withFileLock(logLockFile(file), async (lock) => {
-    let text: string | undefined;
-    let mode = 0o600;
-    try {
-      text = await readDataFile(file);
-      mode = (await stat(file)).mode & 0o777;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    const parsed = text === undefined ? { heartbeat: { nodes: [] } } : parseHeartbeat(text);
+    const stored = await readHeartbeatText(file);
+    const parsed = stored === undefined ? { heartbeat: { nodes: [] } } : parseHeartbeat(stored.text);
     if ('problem' in parsed) return { outcome: 'unreadable', problem: parsed.problem };
-    const merged = withEntry(parsed.heartbeat, entry);
-    await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, mode, () => {
+    const { heartbeat: merged, changed } = mergeHeartbeatEntries(parsed.heartbeat, entries, options);
+    if (!changed) return { outcome: 'merged' };
+    await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, stored?.mode ?? 0o600, () => {
       lock.checkSync();
       return true;
     });
     return { outcome: 'merged' };
   });
+}
+
+/**
+ * Makes `data` the heartbeat unless one is stored (a store copy): `created`,
+ * `present` when the stored one is equal (whatever its key order or
+ * layout), `conflict` when it is another, or not valid JSON (kept as it is).
+ */
+export async function restoreHeartbeat(dataDir: string, data: unknown): Promise<'created' | 'present' | 'conflict'> {
+  const file = heartbeatFile(dataDir);
+  await ensureFolder(file);
+  return withFileLock(logLockFile(file), async (lock) => {
+    const stored = await readHeartbeatText(file);
+    if (stored !== undefined) {
+      try {
+        return canonicalJson(JSON.parse(stored.text)) === canonicalJson(data) ? 'present' : 'conflict';
+      } catch {
+        return 'conflict';
+      }
+    }
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600, () => {
+      lock.checkSync();
+      return true;
+    });
+    return 'created';
+  });
+}
+
+/** The heartbeat's text and mode, or undefined when there is none. */
+async function readHeartbeatText(file: string): Promise<{ text: string; mode: number } | undefined> {
+  try {
+    const text = await readDataFile(file);
+    return { text, mode: (await stat(file)).mode & 0o777 };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 function parseHeartbeat(text: string): { heartbeat: unknown } | { problem: string } {
@@ -56,35 +100,7 @@ function parseHeartbeat(text: string): { heartbeat: unknown } | { problem: strin
   } catch (err) {
     return { problem: `state/heartbeat.json is not valid JSON (${(err as Error).message}): left as it is` };
   }
-  const nodes = isObject(value) ? value.nodes : value;
-  if (!Array.isArray(value) && !(isObject(value) && (nodes === undefined || Array.isArray(nodes) || isObject(nodes)))) {
-    return { problem: 'state/heartbeat.json is not a heartbeat (an object with "nodes", or a list of nodes): left as it is' };
-  }
+  const problem = heartbeatShapeProblem(value, 'state/heartbeat.json');
+  if (problem !== undefined) return { problem };
   return { heartbeat: value };
-}
-
-/**
- * `heartbeat` with `entry` as its node's entry, in the shapes `/events`
- * reads (docs/data-dir.md): `{"nodes": [...]}` (the node found by `name`,
- * `node` or `agent`), `{"nodes": {"NAME": {...}}}`, or a bare list. Its
- * other fields are kept.
- */
-function withEntry(heartbeat: unknown, entry: HeartbeatEntry): unknown {
-  if (Array.isArray(heartbeat)) return mergeInList(heartbeat, entry);
-  const file = heartbeat as Record<string, unknown>;
-  if (isObject(file.nodes)) {
-    const { name, ...fields } = entry;
-    return { ...file, nodes: { ...file.nodes, [name]: { ...(isObject(file.nodes[name]) ? file.nodes[name] : {}), ...fields } } };
-  }
-  return { ...file, nodes: mergeInList(Array.isArray(file.nodes) ? file.nodes : [], entry) };
-}
-
-function mergeInList(nodes: unknown[], entry: HeartbeatEntry): unknown[] {
-  const at = nodes.findIndex((n) => isObject(n) && (n.name ?? n.node ?? n.agent) === entry.name);
-  if (at === -1) return [...nodes, { ...entry }];
-  return nodes.map((n, i) => (i === at ? { ...(n as object), ...entry } : n));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

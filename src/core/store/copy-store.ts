@@ -1,6 +1,6 @@
 import { recordDifferences, type KeyedLogSpec } from '../keyed-log.ts';
 import { keyDifferences, type KeyRecord } from '../keys/key-store.ts';
-import type { JsonRecord, KeyedRecords, RestoreResult, Store } from './store.ts';
+import type { JsonRecord, KeyedRecords, RestoreResult, SeriesName, Store } from './store.ts';
 
 // Copying everything estate writes from one store to another (`estate store
 // copy`), so an operator can move an estate between the data dir and
@@ -19,8 +19,13 @@ import type { JsonRecord, KeyedRecords, RestoreResult, Store } from './store.ts'
 // - Memory is bounded by a page: the logs are read and written a page at a time.
 // - Nothing is deleted at the destination: a record deleted at the source
 //   after an earlier copy stays where it was copied to.
+// - The series (trend points, disk snapshots, pulse entries) are copied
+//   oldest first, each record once by its identity (node and ts; disk: and
+//   mount; records without them, once by their content): what is there
+//   already is `already_there`. The heartbeat is copied when the destination
+//   has none; another one there is a conflict, kept.
 
-export const COPY_KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
+export const COPY_KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat'] as const;
 export type CopyKind = (typeof COPY_KINDS)[number];
 
 export interface KindCounts {
@@ -32,7 +37,7 @@ export interface KindCounts {
   updated: number;
   /** Something else holds its id or key at the destination: left as it is. */
   conflicts: number;
-  /** What the source holds that is not a record (a corrupt or torn line, a run file that is not a run): not copied. */
+  /** What the source holds that is not a record (a corrupt or torn line, a run file that is not a run, a heartbeat that is not valid JSON): not copied. */
   skipped: number;
 }
 
@@ -136,7 +141,32 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     count('token_secret', r.outcome);
     if (r.outcome === 'conflict') conflict({ kind: 'token_secret', id: 'token secret', differing: ['secret'] });
   }
+
+  for (const series of SERIES) {
+    for await (const page of from.series.pages(series, pageSize)) {
+      report[series].skipped += page.skipped;
+      const r = await to.series.restore(series, page.records);
+      report[series].copied += r.created;
+      report[series].already_there += r.present;
+    }
+  }
+
+  const heartbeat = await from.series.heartbeat();
+  if (heartbeat.exists && heartbeat.error !== null) report.heartbeat.skipped++;
+  else if (heartbeat.exists) {
+    const outcome = await to.series.restoreHeartbeat(heartbeat.data);
+    count('heartbeat', outcome);
+    if (outcome === 'conflict') conflict({ kind: 'heartbeat', id: 'heartbeat', differing: documentDifferences((await to.series.heartbeat()).data, heartbeat.data) });
+  }
   return report;
+}
+
+const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
+
+/** The top-level fields in which two documents differ (of two objects), else the document as a whole. */
+function documentDifferences(stored: unknown, copied: unknown): string[] {
+  const isRecord = (v: unknown): v is JsonRecord => typeof v === 'object' && v !== null && !Array.isArray(v);
+  return isRecord(stored) && isRecord(copied) ? recordDifferences(stored, copied) : ['heartbeat'];
 }
 
 function recordConflict(kind: CopyKind, records: KeyedRecords, record: JsonRecord, stored: JsonRecord): CopyConflict {

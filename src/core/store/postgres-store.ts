@@ -1,4 +1,3 @@
-import { EstateError } from '../../errors.ts';
 import { ENTRIES } from '../publishing.ts';
 import { COMPLETIONS } from '../work.ts';
 import { describeStoreUrl } from './open-store.ts';
@@ -8,6 +7,7 @@ import { SCHEMA_VERSION } from './postgres/migrations.ts';
 import { Notifications } from './postgres/notifications.ts';
 import { postgresCredentials, postgresTokenSecret } from './postgres/postgres-credentials.ts';
 import { PostgresRecords } from './postgres/postgres-records.ts';
+import { postgresSeries } from './postgres/postgres-series.ts';
 import { postgresTraining } from './postgres/postgres-training.ts';
 import type { OpenPostgresStore, Store } from './store.ts';
 
@@ -51,35 +51,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     training: postgresTraining(sql, name),
     credentials,
     tokenSecret: postgresTokenSecret(sql, name),
-    series: {
-      appendSample: async () => {
-        throw seriesNotSupported(name);
-      },
-      mergeHeartbeat: async () => {
-        throw seriesNotSupported(name);
-      },
-      ingest: async () => {
-        throw seriesNotSupported(name);
-      },
-      heartbeat: async () => {
-        throw seriesNotSupported(name);
-      },
-      newest: async () => {
-        throw seriesNotSupported(name);
-      },
-      nodes: async () => {
-        throw seriesNotSupported(name);
-      },
-      pages: () => {
-        throw seriesNotSupported(name);
-      },
-      restore: async () => {
-        throw seriesNotSupported(name);
-      },
-      restoreHeartbeat: async () => {
-        throw seriesNotSupported(name);
-      },
-    },
+    series: postgresSeries(sql, name),
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;
@@ -99,8 +71,3 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
   };
   return store;
 };
-
-/** The series (trends, disk, pulse, heartbeat) are not kept in PostgreSQL yet: `estate collect` needs the data dir. */
-function seriesNotSupported(name: string): EstateError {
-  return new EstateError('unavailable', `collecting into a PostgreSQL store (${name}) is not supported yet: collect into the data dir (--store data-dir)`);
-}

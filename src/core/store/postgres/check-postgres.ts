@@ -23,6 +23,12 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   tally_groups: ['SELECT', 'INSERT', 'UPDATE'],
   tally_distinct: ['SELECT', 'INSERT'],
   tally_buckets: ['SELECT', 'INSERT', 'UPDATE'],
+  // The series (version 3); series_nodes is kept by the trigger of each insert into them, as the role that inserts.
+  series_trends: ['SELECT', 'INSERT'],
+  series_disk: ['SELECT', 'INSERT'],
+  series_pulse: ['SELECT', 'INSERT'],
+  series_nodes: ['SELECT', 'INSERT'],
+  series_heartbeat: ['SELECT', 'INSERT', 'UPDATE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */
@@ -30,6 +36,9 @@ const SERIALS: readonly (readonly [string, string])[] = [
   ['completions', 'event_id'],
   ['entries', 'event_id'],
   ['api_keys', 'seq'],
+  ['series_trends', 'seq'],
+  ['series_disk', 'seq'],
+  ['series_pulse', 'seq'],
 ];
 
 /**

@@ -18,6 +18,18 @@
 //   dashboard's aggregates read a few rows whatever the log's size. Rows are
 //   only ever inserted into the logs (estate neither updates nor deletes
 //   them); a row deleted by hand stays counted. See postgres-tally.ts.
+// - series_trends, series_disk, series_pulse (version 3): the series of
+//   DESIGN.md 7a, one row per record: `record` is the record as it came
+//   (json, not jsonb: its fields in their order, as the data dir returns
+//   them), `node`, `ts` (and `mount`) its string fields (null when absent
+//   or not strings), `seq` the write order. A sample's record is unique by
+//   (node, ts) (disk: (node, ts, mount)); records without them are allowed
+//   and not unique. Indexes on (node, seq) (disk also (node, mount, seq) and
+//   (mount, seq)) read one node's newest rows without touching others'.
+// - series_nodes: every node with a record in a series, kept by a trigger
+//   in each insert's transaction (Series.nodes reads it, not the records).
+// - series_heartbeat: the heartbeat document (row id 1), merged under its
+//   row lock (postgres-series.ts).
 
 export interface Migration {
   version: number;
@@ -179,6 +191,70 @@ DO $d$ BEGIN
   EXECUTE tally_statement('completions', 'completions', 'completed_at', 'assignee', 'board', true);
   EXECUTE tally_statement('entries', 'entries', 'registered_at', '', '', true);
 END $d$;
+`,
+  },
+  {
+    version: 3,
+    description: 'the series (trend points, disk snapshots, pulse entries), their nodes and the heartbeat',
+    sql: `
+CREATE TABLE series_trends (
+  seq bigserial PRIMARY KEY,
+  node text,
+  ts text,
+  record json NOT NULL,
+  UNIQUE (node, ts)
+);
+CREATE INDEX series_trends_node ON series_trends (node, seq);
+-- Records without a key, found by their text (a store copy stores each once).
+CREATE INDEX series_trends_unkeyed ON series_trends (md5(record::text)) WHERE node IS NULL OR ts IS NULL;
+
+CREATE TABLE series_disk (
+  seq bigserial PRIMARY KEY,
+  node text,
+  ts text,
+  mount text,
+  record json NOT NULL,
+  UNIQUE (node, ts, mount)
+);
+CREATE INDEX series_disk_node ON series_disk (node, seq);
+CREATE INDEX series_disk_node_mount ON series_disk (node, mount, seq);
+CREATE INDEX series_disk_mount ON series_disk (mount, seq);
+CREATE INDEX series_disk_unkeyed ON series_disk (md5(record::text)) WHERE node IS NULL OR ts IS NULL OR mount IS NULL;
+
+CREATE TABLE series_pulse (
+  seq bigserial PRIMARY KEY,
+  node text,
+  ts text,
+  record json NOT NULL,
+  UNIQUE (node, ts)
+);
+CREATE INDEX series_pulse_node ON series_pulse (node, seq);
+CREATE INDEX series_pulse_unkeyed ON series_pulse (md5(record::text)) WHERE node IS NULL OR ts IS NULL;
+
+CREATE TABLE series_nodes (
+  node text PRIMARY KEY
+);
+
+-- After each INSERT statement on a series, in its transaction: its nodes
+-- (in one order, so concurrent writers of new nodes wait, never deadlock).
+CREATE FUNCTION series_nodes_seen() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO series_nodes (node) SELECT DISTINCT node FROM inserted WHERE node IS NOT NULL ORDER BY node ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$f$;
+CREATE TRIGGER series_trends_nodes AFTER INSERT ON series_trends REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION series_nodes_seen();
+CREATE TRIGGER series_disk_nodes AFTER INSERT ON series_disk REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION series_nodes_seen();
+CREATE TRIGGER series_pulse_nodes AFTER INSERT ON series_pulse REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION series_nodes_seen();
+
+CREATE TABLE series_heartbeat (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  data json NOT NULL,
+  modified_at timestamptz NOT NULL DEFAULT now()
+);
 `,
   },
 ];
