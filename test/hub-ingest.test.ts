@@ -130,7 +130,7 @@ test('an ingest key for node A sends only A\'s samples: B\'s, or a batch with on
   ] as const) {
     const r = await ingest(server, forA, samples);
     assert.equal(r.status, 403, `${name}: ${r.text}`);
-    assert.match(r.json.detail, /only the samples of node "node-a"; sample \d is of node "node-b"/);
+    assert.match(r.json.detail, /scope is the samples of node "node-a" only; sample \d is of node "node-b": nothing was stored/);
   }
   for (const route of ['/nodes', '/trends', '/events']) assert.equal((await server.get(route, { 'X-API-Key': forA })).status, 403, `an ingest key cannot read ${route}`);
   assert.equal((await ingest(server, read, [sampleOf('node-c', at)])).status, 403, 'a read key cannot ingest');

@@ -122,7 +122,7 @@ export const ingestCreate = defineOperation({
     if (bound !== undefined) {
       const other = checked.samples.findIndex((s) => s.trend.node !== bound);
       if (other !== -1) {
-        throw new EstateError('forbidden', `This ingest key may send only the samples of node "${bound}"; sample ${other} is of node "${(checked.samples[other] as SeriesSample).trend.node}": nothing was stored`);
+        throw new EstateError('forbidden', `This ingest key's scope is the samples of node "${bound}" only; sample ${other} is of node "${(checked.samples[other] as SeriesSample).trend.node}": nothing was stored`);
       }
     }
     return ctx.store.series.ingest(checked.samples);
