@@ -1,4 +1,5 @@
 import { readStateDocument, type StateDocument } from './state-files.ts';
+import type { Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
@@ -27,16 +28,15 @@ type Entry = Record<string, unknown>;
  * heartbeat `{"nodes": [{name, last_seen, status}]}`, `{"nodes": {NAME: {...}}}` or a bare array;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
  * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
+ * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
  */
 export async function estateEvents(
-  dataDir: string,
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat'> } },
   limit: number,
   staleAfterS: number,
   now: Date,
-  /** The heartbeat as the store keeps it (Series.heartbeat): a hub's, whatever its store. */
-  readHeartbeat: () => Promise<StateDocument> = () => readStateDocument(dataDir, 'heartbeat'),
 ): Promise<EventList> {
-  const [heartbeat, scoreboard] = await Promise.all([readHeartbeat(), readStateDocument(dataDir, 'scoreboard')]);
+  const [heartbeat, scoreboard] = await Promise.all([ctx.store.series.heartbeat(), readStateDocument(ctx.dataDir, 'scoreboard')]);
   const events: EstateEvent[] = [];
   const errors: string[] = [];
   const nodes = heartbeatNodes(heartbeat, errors);
@@ -142,7 +142,7 @@ const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
  * milliseconds): a value out of that range (`9e15`, nanoseconds) is the
  * entry's fault and skips it, as a missing time does.
  */
-function timeOf(v: unknown): number | undefined {
+export function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v * (v < 1e12 ? 1000 : 1) : NaN;
   return Number.isFinite(t) && t >= EARLIEST && t <= LATEST ? t : undefined;
 }
