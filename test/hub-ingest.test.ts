@@ -136,8 +136,8 @@ test('an ingest key for node A sends only A\'s samples: B\'s, or a batch with on
   assert.equal((await ingest(server, read, [sampleOf('node-c', at)])).status, 403, 'a read key cannot ingest');
   assert.deepEqual((await ingest(server, write, [sampleOf('node-c', at)])).json, { stored: 1, duplicates: 0 }, 'a write key ingests any node');
   assert.deepEqual((await ingest(server, anyNode, [sampleOf('node-d', at)])).json, { stored: 1, duplicates: 0 }, 'an ingest key without a node ingests any node');
-  assert.deepEqual(await nodeNames(server, write), ['node-a', 'node-c', 'node-d'], 'nothing of node-b was stored');
-  const a = await server.get('/trends?node=node-a', { 'X-API-Key': write });
+  assert.deepEqual(await nodeNames(server, read), ['node-a', 'node-c', 'node-d'], 'nothing of node-b was stored');
+  const a = await server.get('/trends?node=node-a', { 'X-API-Key': read });
   assert.deepEqual(a.json.items.map((p: Json) => p.ts), [at.toISOString()], 'only the first sample of node-a: the refused batch stored nothing');
 });
 
