@@ -133,3 +133,16 @@ test('a node that stops sending becomes stale in /nodes and yields node_stale in
   assert.deepEqual(await staleEvents(), []);
   assert.equal(await isStale(), false);
 });
+
+test('disk_used_pct is the fullest file system of the newest sample, also for a node with more file systems than the first read holds', async (t) => {
+  const dir = await tempDataDir(t);
+  const key = (await createKey(dir, { userId: 'ops' })).key;
+  const server = await startServer(t, dir);
+  const at = Date.now() - 5 * MINUTE;
+  // 40 file systems; the fullest is the first of the sample, the farthest from the newest end of the log.
+  const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`/mnt/v${i}`, [i === 0 ? 95 : 10, i === 0 ? 5 : 90] as [number, number]]));
+  await ingest(server, key, [sampleOf('wide', new Date(at - 1000), { disks: { '/': [99, 1] } }), sampleOf('wide', new Date(at), { disks: many })]);
+  await ingest(server, key, [sampleOf('narrow', new Date(at), { disks: { '/': [50, 50], '/var': [75, 25] } })]);
+  const nodes = (await server.get('/nodes', { 'X-API-Key': key })).json.items;
+  assert.deepEqual(nodes.map((n: Json) => [n.name, n.disk_used_pct]), [['narrow', 75], ['wide', 95]], 'the older sample\'s 99 % is not counted');
+});

@@ -31,7 +31,9 @@ export interface NodeList {
   errors: string[];
 }
 
-/** The newest disk snapshots read per node: one sample's worth, for a node with up to this many file systems. */
+/** The newest disk snapshots read first per node: one sample's worth for most nodes. */
+const DISK_FIRST = 16;
+/** Read when the first window holds one sample only (a node with more file systems): up to this many. */
 export const DISK_WINDOW = 256;
 
 /** Nodes read at once: the reads of many nodes wait their turn rather than all start together. */
@@ -53,7 +55,7 @@ export async function listNodes(series: Series, staleAfterS: number, now: Date):
 
 async function summarize(series: Series, name: string, beat: HeartbeatNode | undefined, staleAfterS: number, now: Date): Promise<NodeSummary> {
   const where = { node: name };
-  const [trends, pulses, disks] = await Promise.all([series.newest('trends', 1, where), series.newest('pulse', 1, where), series.newest('disk', DISK_WINDOW, where)]);
+  const [trends, pulses, disks] = await Promise.all([series.newest('trends', 1, where), series.newest('pulse', 1, where), newestSnapshots(series, name)]);
   const trend = trends.items[0];
   const pulse = pulses.items[0];
   const trendAt = timeOf(trend?.ts);
@@ -67,8 +69,15 @@ async function summarize(series: Series, name: string, beat: HeartbeatNode | und
     cpu_pct: numberOf(trend?.cpu_pct),
     mem_used_pct: numberOf(trend?.mem_used_pct),
     load1: numberOf(trend?.load1),
-    disk_used_pct: highestUsedPct(disks.items),
+    disk_used_pct: highestUsedPct(disks),
   };
+}
+
+/** The node's newest disk snapshots, newest first: enough to hold every file system of its newest sample (up to DISK_WINDOW). */
+async function newestSnapshots(series: Series, node: string): Promise<JsonRecord[]> {
+  const first = (await series.newest('disk', DISK_FIRST, { node })).items;
+  const oneSample = first.length === DISK_FIRST && first.every((s) => s.ts === first[0]?.ts);
+  return oneSample ? (await series.newest('disk', DISK_WINDOW, { node })).items : first;
 }
 
 /** The highest used share among the snapshots taken with the newest of them (one sample's file systems), as `df` shows it (disk-usage.ts). */
