@@ -193,3 +193,21 @@ test('CheckedFile: every get sees the file as it is, a file that cannot be parse
   assert.equal(checked.get(), 5);
   assert.equal(parses, before, 'an unchanged text is not parsed again');
 });
+
+test('keys create --scope ingest --node NAME: a key bound to one node, shown with its node by keys list', async (t) => {
+  const dir = await tempDataDir(t);
+  const bound = await cliKey(dir, '--user', 'web-1', '--scope', 'ingest', '--node', 'web-1', '--name', 'collector');
+  assert.deepEqual([bound.scopes, (bound as { node?: string }).node], [['ingest'], 'web-1']);
+  const relay = await cliKey(dir, '--user', 'relay', '--scope', 'ingest');
+  assert.deepEqual([relay.scopes, 'node' in relay], [['ingest'], false], 'without --node: any node, and no node field');
+  const plain = await runEstate(['keys', 'create', '--data-dir', dir, '--user', 'web-2', '--scope', 'ingest', '--node', 'web-2']);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stderr, /^key [0-9a-f]{12} for user web-2 \(ingest for node web-2\) created/);
+  const list = await runEstate(['keys', 'list', '--data-dir', dir, '--json']);
+  assert.deepEqual(list.json.items.map((k: { scopes: string[]; node: string | null }) => [k.scopes, k.node]), [[['ingest'], 'web-1'], [['ingest'], null], [['ingest'], 'web-2']]);
+  const table = await runEstate(['keys', 'list', '--data-dir', dir]);
+  const [header, first] = table.stdout.split('\n');
+  const column = header?.split('\t').indexOf('node') ?? -1;
+  assert.ok(column >= 0, header);
+  assert.equal(first?.split('\t')[column], 'web-1');
+});

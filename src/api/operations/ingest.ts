@@ -9,6 +9,12 @@ import { lineField } from '../text-fields.ts';
 // POST /ingest (DESIGN.md 7a): the samples a collector sends its hub, in the
 // shapes of src/core/collect/sample-types.ts, stored through
 // `ctx.store.series.ingest`, each once by its node and ts.
+//
+// No CLI command (`cli: false`): its client is `estate collect --url HUB`,
+// which batches, spools and retries. A command built from the table would
+// take the samples as one `--samples JSON` argument, which Linux caps at
+// 128 KiB (about 100 samples, not a batch of 1000), and would send without
+// the collector's retries; locally, `estate collect` writes the series itself.
 
 /** The most samples one request may carry. */
 export const MAX_INGEST_SAMPLES = 1000;
