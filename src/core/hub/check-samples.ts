@@ -47,17 +47,21 @@ export function checkSamples(samples: readonly SeriesSample[], now: Date): { sam
     return at;
   };
   const stored = samples.map((sample, i) => {
-    const at = instant(sample.trend.ts, [i, 'trend', 'ts']);
-    const node = sample.trend.node;
+    const { ts, node } = sample.trend;
+    const at = instant(ts, [i, 'trend', 'ts']);
     const same = (part: { ts: string; node: string }, path: (string | number)[]) => {
-      const partAt = instant(part.ts, [...path, 'ts']);
       if (part.node !== node) problems.push({ path: [...path, 'node'], msg: `Value error, every part of a sample has its trend point's node ("${node}")`, type: 'value_error' });
-      if (at !== undefined && partAt !== undefined && partAt !== at) problems.push({ path: [...path, 'ts'], msg: `Value error, every part of a sample has its trend point's ts (${sample.trend.ts})`, type: 'value_error' });
+      // The same text is the same instant: parsed once per sample, as a collector sends it.
+      if (part.ts === ts) return;
+      const partAt = instant(part.ts, [...path, 'ts']);
+      if (at !== undefined && partAt !== undefined && partAt !== at) problems.push({ path: [...path, 'ts'], msg: `Value error, every part of a sample has its trend point's ts (${ts})`, type: 'value_error' });
     };
     sample.disks.forEach((disk, j) => same(disk, [i, 'disks', j]));
     same(sample.pulse, [i, 'pulse']);
-    const ts = at === undefined ? sample.trend.ts : new Date(at).toISOString();
-    return { trend: { ...sample.trend, ts }, disks: sample.disks.map((d) => ({ ...d, ts })), pulse: { ...sample.pulse, ts } };
+    const utc = at === undefined ? ts : new Date(at).toISOString();
+    const sameText = (part: { ts: string }) => part.ts === utc;
+    if (sameText(sample.trend) && sameText(sample.pulse) && sample.disks.every(sameText)) return sample;
+    return { trend: { ...sample.trend, ts: utc }, disks: sample.disks.map((d) => ({ ...d, ts: utc })), pulse: { ...sample.pulse, ts: utc } };
   });
   return problems.length ? { problems } : { samples: stored };
 }
