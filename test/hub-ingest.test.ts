@@ -42,6 +42,8 @@ test('a sample the hub cannot take is 422 at the loc of the rule it breaks, and 
     ['a ts that is not a date', [changed(good, (s) => (s.trend.ts = 'yesterday'))], ['body', 'samples', 0, 'trend', 'ts'], 'datetime_parsing'],
     ['a ts without its offset', [changed(good, (s) => (s.trend.ts = '2026-11-21T13:05:00'))], ['body', 'samples', 0, 'trend', 'ts'], 'datetime_parsing'],
     ['a ts on 30 February', [changed(good, (s) => (s.trend.ts = '2026-02-30T13:05:00Z'))], ['body', 'samples', 0, 'trend', 'ts'], 'datetime_parsing'],
+    ['a ts at hour 24', [changed(good, (s) => (s.trend.ts = '2026-11-21T24:00:00Z'))], ['body', 'samples', 0, 'trend', 'ts'], 'datetime_parsing'],
+    ['a ts with a space for T', [changed(good, (s) => (s.trend.ts = '2026-11-21 13:05:00Z'))], ['body', 'samples', 0, 'trend', 'ts'], 'datetime_parsing'],
     ['a ts as a number', [changed(good, (s) => (s.trend.ts = 1_764_000_000))], ['body', 'samples', 0, 'trend', 'ts'], 'string_type'],
     [
       'a ts 10 minutes ahead',
