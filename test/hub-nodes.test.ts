@@ -146,3 +146,17 @@ test('disk_used_pct is the fullest file system of the newest sample, also for a 
   const nodes = (await server.get('/nodes', { 'X-API-Key': key })).json.items;
   assert.deepEqual(nodes.map((n: Json) => [n.name, n.disk_used_pct]), [['narrow', 75], ['wide', 95]], 'the older sample\'s 99 % is not counted');
 });
+
+test('a heartbeat that is not JSON: /nodes still lists the nodes the series know, and says why the heartbeat was left out', async (t) => {
+  const dir = await tempDataDir(t);
+  const key = (await createKey(dir, { userId: 'ops' })).key;
+  const server = await startServer(t, dir);
+  const at = new Date(Date.now() - MINUTE);
+  await ingest(server, key, [sampleOf('web-1', at, { cpu_pct: 7 })]);
+  await writeFile(path.join(dir, 'state', 'heartbeat.json'), '{"nodes": [');
+  const r = await server.get('/nodes', { 'X-API-Key': key });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json.items.map((n: Json) => [n.name, n.last_seen, n.stale, n.cpu_pct]), [['web-1', at.toISOString(), false, 7]], 'last_seen from its newest trend point');
+  assert.equal(r.json.errors.length, 1);
+  assert.match(r.json.errors[0], /heartbeat/);
+});
