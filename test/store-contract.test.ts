@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import type { KeyRecord } from '../src/core/keys/key-store.ts';
+import type { Scope } from '../src/core/keys/principal.ts';
 import { EstateError } from '../src/errors.ts';
 import { storesUnderTest } from './helpers/stores.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -214,9 +216,10 @@ for (const kind of storesUnderTest()) {
       expires_at: null,
       revoked_at: null,
       last_used_at: null,
+      node: null,
     });
     const second = await credentials.create({ userId: 'bob', now: at(1)() });
-    assert.deepEqual(second.info.scopes, ['read', 'write'], 'every scope by default');
+    assert.deepEqual(second.info.scopes, ['read', 'write'], 'read and write by default');
     const listed = await credentials.list();
     assert.deepEqual(listed.map((k) => k.key_id), [info.key_id, second.info.key_id]);
     assert.ok(listed.every((k) => !('hash' in k)), 'no hash is listed');
@@ -241,6 +244,34 @@ for (const kind of storesUnderTest()) {
     const after = (await credentials.list()).find((k) => k.key_id === info.key_id);
     assert.equal(after?.revoked_at, at(120_000)().toISOString(), 'a later use never undoes a revocation');
     await waitUntil('this instance sees the revocation', async () => Boolean((await credentials.lookup(info.key_id))?.revoked_at));
+  });
+
+  test(`${kind.name}: an ingest key keeps its node (any characters a node name may hold), listed, looked up and restored with it`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { credentials } = opened.store;
+    const node = 'web-1, rack 2 ü:node';
+    const bound = await credentials.create({ userId: 'web-1', scopes: ['ingest'], node, now: at(0)() });
+    assert.deepEqual([bound.info.scopes, bound.info.node], [['ingest'], node]);
+    const any = await credentials.create({ userId: 'relay', scopes: ['read', 'ingest'], now: at(1)() });
+    assert.deepEqual([any.info.scopes, any.info.node], [['read', 'ingest'], null]);
+    assert.deepEqual((await credentials.list()).map((k) => [k.scopes, k.node]), [[['ingest'], node], [['read', 'ingest'], null]]);
+    const other = await opened.another();
+    await waitUntil('another instance sees the key with its node', async () => (await other.credentials.lookup(bound.info.key_id))?.node === node);
+    assert.deepEqual((await other.credentials.lookup(bound.info.key_id))?.scopes, ['ingest']);
+    const all = await credentials.all();
+    assert.deepEqual((await other.credentials.restore(all)).map((r) => r.outcome), ['present', 'present'], 'the same node: the same key');
+    const moved = { ...(all[0] as KeyRecord), node: 'web-2' };
+    assert.deepEqual((await credentials.restore([moved])).map((r) => r.outcome), ['conflict'], 'another node: another key');
+    for (const [why, options] of [
+      ['a node without the ingest scope', { userId: 'a', scopes: ['read', 'write'] as Scope[], node: 'web-1' }],
+      ['a node by default scopes', { userId: 'a', node: 'web-1' }],
+      ['an empty node', { userId: 'a', scopes: ['ingest'] as Scope[], node: '' }],
+      ['a node with a control character', { userId: 'a', scopes: ['ingest'] as Scope[], node: 'web\n1' }],
+    ] as const) {
+      await assert.rejects(credentials.create(options), (err: EstateError) => err.code === 'validation', why);
+    }
+    assert.equal((await credentials.list()).length, 2, 'nothing refused was stored');
   });
 
   test(`${kind.name}: the token secret is made once and stays the same everywhere`, async (t) => {

@@ -148,6 +148,7 @@ test('estate token create refuses bad values with exit 2 and one line', async (t
     ['ttl without unit', ['--user', 'a', '--ttl', '60'], /--ttl/],
     ['ttl in weeks', ['--user', 'a', '--ttl', '1w'], /--ttl/],
     ['unknown scope', ['--user', 'a', '--scope', 'root'], /--scope/],
+    ['the ingest scope, which only a key bound to a node has', ['--user', 'a', '--scope', 'ingest'], /invalid --scope "ingest": use read, write/],
     ['bad user', ['--user', 'a b'], /invalid user/],
   ];
   for (const [name, args, message] of cases) {
