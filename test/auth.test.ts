@@ -14,23 +14,34 @@ function samplePath(path: string): string {
 const writes = operations.filter((op) => op.method !== 'GET');
 const protectedReads = operations.filter((op) => op.method === 'GET' && op.access === 'protected');
 
-test('every operation needs `read` for GET and `write` for POST and DELETE, unless it says otherwise', () => {
-  for (const op of operations) assert.equal(op.scope, op.method === 'GET' ? 'read' : 'write', op.id);
+test('every operation needs `read` for GET and `write` for POST and DELETE, but POST /ingest `ingest` (which `write` opens too)', () => {
+  for (const op of operations) assert.equal(op.scope, op.path === '/ingest' ? 'ingest' : op.method === 'GET' ? 'read' : 'write', op.id);
   assert.ok(writes.some((op) => op.path === '/training/start'));
 });
 
-test('a read key gets 403 on every write route; a write-only key gets 403 on every protected read', async (t) => {
+test('a read key gets 403 on every write route; a write-only key gets 403 on every protected read; an ingest key on every route but POST /ingest', async (t) => {
   const dir = await tempDataDir(t);
   const read = (await createKey(dir, { userId: 'alice', scopes: ['read'] })).key;
   const write = (await createKey(dir, { userId: 'alice', scopes: ['write'] })).key;
+  const ingest = (await createKey(dir, { userId: 'web-1', scopes: ['ingest'], node: 'web-1' })).key;
   const server = await startServer(t, dir);
   for (const op of writes) {
     await t.test(`${op.method} ${op.path} with a read key`, async () => {
       const r = await server.request(op.method, samplePath(op.path), { headers: { 'X-API-Key': read }, body: {} });
       assert.equal(r.status, 403);
-      assert.equal(r.json.detail, `This credential lacks the "write" scope that ${op.method} ${op.path} needs`);
+      const or = op.scope === 'ingest' ? ' (or "write")' : '';
+      assert.equal(r.json.detail, `This credential lacks the "${op.scope}" scope${or} that ${op.method} ${op.path} needs`);
     });
   }
+  for (const op of [...writes, ...protectedReads].filter((o) => o.path !== '/ingest')) {
+    await t.test(`${op.method} ${op.path} with an ingest key`, async () => {
+      const r = await server.request(op.method, samplePath(op.path), { headers: { 'X-API-Key': ingest }, ...(op.method === 'GET' ? {} : { body: {} }) });
+      assert.equal(r.status, 403);
+      assert.match(r.json.detail, new RegExp(`lacks the "${op.scope}" scope`));
+    });
+  }
+  const ingested = await server.request('POST', '/ingest', { headers: { 'X-API-Key': ingest }, body: {} });
+  assert.equal(ingested.status, 422, 'an ingest key is let through to POST /ingest, whose body it then reads');
   for (const op of protectedReads) {
     await t.test(`GET ${op.path} with a write-only key`, async () => {
       const r = await server.get(samplePath(op.path), { 'X-API-Key': write });

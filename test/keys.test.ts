@@ -44,12 +44,12 @@ test('keys create/list through the CLI: keys.json holds only hashes, with mode 0
   assert.equal(list.code, 0, list.stderr);
   assert.equal(list.json.count, 2);
   const [first, second] = list.json.items;
-  assert.deepEqual(Object.keys(first).sort(), ['created_at', 'expires_at', 'key_id', 'last_used_at', 'name', 'revoked_at', 'scopes', 'status', 'user_id']);
+  assert.deepEqual(Object.keys(first).sort(), ['created_at', 'expires_at', 'key_id', 'last_used_at', 'name', 'node', 'revoked_at', 'scopes', 'status', 'user_id']);
   assert.deepEqual([first.key_id, first.user_id, first.name, first.status], [a.key_id, 'alice', 'laptop', 'active']);
   assert.deepEqual([second.key_id, second.user_id, second.scopes, second.expires_at], [b.key_id, 'cron', ['write'], b.expires_at]);
   const table = await runEstate(['keys', 'list', '--data-dir', dir]);
   assert.equal(table.code, 0, table.stderr);
-  for (const column of ['key_id', 'user_id', 'name', 'scopes', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at']) assert.ok(table.stdout.includes(column), column);
+  for (const column of ['key_id', 'user_id', 'name', 'scopes', 'node', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at']) assert.ok(table.stdout.includes(column), column);
   for (const { key } of [a, b]) assert.ok(!list.stdout.includes(key) && !table.stdout.includes(key));
 
   const revoked = await runEstate(['keys', 'revoke', a.key_id, '--data-dir', dir, '--json']);
@@ -72,6 +72,10 @@ test('keys create refuses bad values with exit 2 and one line', async (t) => {
     ['unknown unit', ['--user', 'a', '--expires', '1y'], /--expires/],
     ['path-like user', ['--user', '../etc'], /invalid user/],
     ['long name', ['--user', 'a', '--name', 'x'.repeat(101)], /name/],
+    ['a node without a scope', ['--user', 'a', '--node', 'web-1'], /--node needs --scope ingest/],
+    ['a node for a read,write key', ['--user', 'a', '--scope', 'read,write', '--node', 'web-1'], /--node needs --scope ingest/],
+    ['an empty node', ['--user', 'a', '--scope', 'ingest', '--node', ''], /invalid node/],
+    ['a node of spaces', ['--user', 'a', '--scope', 'ingest', '--node', '   '], /invalid node/],
   ];
   for (const [name, args, message] of cases) {
     await t.test(name, async () => {

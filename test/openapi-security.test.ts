@@ -28,7 +28,7 @@ test('every operation: declared security and scope match the live answers to no 
   const server = await startServer(t, dir);
   const doc = (await server.get('/api/openapi.json')).json as Json;
   const schemes = Object.keys(doc.components.securitySchemes);
-  const seen = { anonymousRefused: 0, read: 0, write: 0, public: 0 };
+  const seen = { anonymousRefused: 0, read: 0, write: 0, ingest: 0, public: 0 };
   for (const [route, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [verb, op] of Object.entries(item)) {
       const method = verb.toUpperCase();
@@ -50,7 +50,7 @@ test('every operation: declared security and scope match the live answers to no 
         seen.public++;
         continue;
       }
-      assert.ok(scope === 'read' || scope === 'write', `${where}: x-required-scope ${String(scope)}`);
+      assert.ok(scope === 'read' || scope === 'write' || (scope === 'ingest' && where === 'POST /ingest'), `${where}: x-required-scope ${String(scope)}`);
       for (const requirement of security.filter((s) => Object.keys(s).length > 0)) {
         assert.deepEqual(Object.keys(requirement), [Object.keys(requirement)[0]], `${where}: one scheme per requirement (any one carrier will do)`);
         const [scheme, scopes] = Object.entries(requirement)[0] as [string, string[]];
@@ -66,15 +66,16 @@ test('every operation: declared security and scope match the live answers to no 
 
       const byReader = await call(server, method, url, produces, { 'X-API-Key': readOnly });
       const byWriter = await call(server, method, url, produces, { 'X-API-Key': writeOnly });
+      // `write` opens the `ingest` route too (DESIGN.md 7a).
       const [allowed, refused] = scope === 'read' ? [byReader, byWriter] : [byWriter, byReader];
       assert.notEqual(allowed.status, 403, `${where} needs "${scope}": a key with only that scope is let through: ${allowed.text.slice(0, 200)}`);
       assert.equal(refused.status, 403, `${where} needs "${scope}": a key without it is refused`);
       assert.match(String(refused.json?.detail), new RegExp(`lacks the "${scope}" scope`), where);
-      seen[scope as 'read' | 'write']++;
+      seen[scope as 'read' | 'write' | 'ingest']++;
     }
   }
   t.diagnostic(JSON.stringify(seen));
-  assert.ok(seen.read >= 15 && seen.write >= 4 && seen.public >= 5 && seen.anonymousRefused >= 15, JSON.stringify(seen));
+  assert.ok(seen.read >= 15 && seen.write >= 4 && seen.ingest === 1 && seen.public >= 5 && seen.anonymousRefused >= 15, JSON.stringify(seen));
 });
 
 test('several credentials: only the first present of X-API-Key, Bearer, ?api_key is read; api_key sent twice is invalid', async (t) => {

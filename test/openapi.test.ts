@@ -128,7 +128,7 @@ test('security: the three credential carriers, on exactly the protected routes a
   for (const op of operations) {
     const operation = doc.paths[op.path][op.method.toLowerCase()];
     const needed = op.access === 'protected' || (op.access === 'user' && op.method !== 'GET');
-    const scope = op.method === 'GET' ? 'read' : 'write';
+    const scope = op.path === '/ingest' ? 'ingest' : op.method === 'GET' ? 'read' : 'write';
     const expected = op.access === 'public' ? [] : needed ? credentials(scope) : [...credentials(scope), {}];
     assert.deepEqual(operation.security, expected, `${op.id} (${op.access})`);
     assert.equal(operation['x-required-scope'], op.access === 'public' ? undefined : scope, `${op.id} x-required-scope`);

@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import type { KeyRecord } from '../src/core/keys/key-store.ts';
+import type { Scope } from '../src/core/keys/principal.ts';
 import { EstateError } from '../src/errors.ts';
 import { storesUnderTest } from './helpers/stores.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -204,9 +206,10 @@ for (const kind of storesUnderTest()) {
       expires_at: null,
       revoked_at: null,
       last_used_at: null,
+      node: null,
     });
     const second = await credentials.create({ userId: 'bob', now: at(1)() });
-    assert.deepEqual(second.info.scopes, ['read', 'write'], 'every scope by default');
+    assert.deepEqual(second.info.scopes, ['read', 'write'], 'read and write by default');
     const listed = await credentials.list();
     assert.deepEqual(listed.map((k) => k.key_id), [info.key_id, second.info.key_id]);
     assert.ok(listed.every((k) => !('hash' in k)), 'no hash is listed');
@@ -231,6 +234,34 @@ for (const kind of storesUnderTest()) {
     const after = (await credentials.list()).find((k) => k.key_id === info.key_id);
     assert.equal(after?.revoked_at, at(120_000)().toISOString(), 'a later use never undoes a revocation');
     await waitUntil('this instance sees the revocation', async () => Boolean((await credentials.lookup(info.key_id))?.revoked_at));
+  });
+
+  test(`${kind.name}: an ingest key keeps its node (any characters a node name may hold), listed, looked up and restored with it`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { credentials } = opened.store;
+    const node = 'web-1, rack 2 ü:node';
+    const bound = await credentials.create({ userId: 'web-1', scopes: ['ingest'], node, now: at(0)() });
+    assert.deepEqual([bound.info.scopes, bound.info.node], [['ingest'], node]);
+    const any = await credentials.create({ userId: 'relay', scopes: ['read', 'ingest'], now: at(1)() });
+    assert.deepEqual([any.info.scopes, any.info.node], [['read', 'ingest'], null]);
+    assert.deepEqual((await credentials.list()).map((k) => [k.scopes, k.node]), [[['ingest'], node], [['read', 'ingest'], null]]);
+    const other = await opened.another();
+    await waitUntil('another instance sees the key with its node', async () => (await other.credentials.lookup(bound.info.key_id))?.node === node);
+    assert.deepEqual((await other.credentials.lookup(bound.info.key_id))?.scopes, ['ingest']);
+    const all = await credentials.all();
+    assert.deepEqual((await other.credentials.restore(all)).map((r) => r.outcome), ['present', 'present'], 'the same node: the same key');
+    const moved = { ...(all[0] as KeyRecord), node: 'web-2' };
+    assert.deepEqual((await credentials.restore([moved])).map((r) => r.outcome), ['conflict'], 'another node: another key');
+    for (const [why, options] of [
+      ['a node without the ingest scope', { userId: 'a', scopes: ['read', 'write'] as Scope[], node: 'web-1' }],
+      ['a node by default scopes', { userId: 'a', node: 'web-1' }],
+      ['an empty node', { userId: 'a', scopes: ['ingest'] as Scope[], node: '' }],
+      ['a node with a control character', { userId: 'a', scopes: ['ingest'] as Scope[], node: 'web\n1' }],
+    ] as const) {
+      await assert.rejects(credentials.create(options), (err: EstateError) => err.code === 'validation', why);
+    }
+    assert.equal((await credentials.list()).length, 2, 'nothing refused was stored');
   });
 
   test(`${kind.name}: the token secret is made once and stays the same everywhere`, async (t) => {
@@ -328,5 +359,133 @@ for (const kind of storesUnderTest()) {
     assert.ok(outcomes.every((o) => o.outcome === 'merged'));
     const file = JSON.parse(await readFile(path.join(opened.dataDir, 'state', 'heartbeat.json'), 'utf8'));
     assert.deepEqual(file.nodes.map((n: { name: string }) => n.name).sort(), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+  });
+}
+
+// The hub's series (DESIGN.md 7a): ingest stores each sample once by node
+// and ts, reads of one node or mount, the nodes, the heartbeat kept at each
+// node's newest sample, and a copy out and back in. The same on every store.
+const sampleAt = (node: string, second: number, mounts = ['/', '/data']) => {
+  const ts = new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+  return {
+    trend: { ts, node, cpu_pct: second % 100, load1: 0.5 },
+    disks: mounts.map((mount, m) => ({ ts, node, mount, fs_type: 'ext4', total_bytes: 1000, used_bytes: second + m, free_bytes: 1000 - second - m })),
+    pulse: { ts, node, status: (second % 3 === 0 ? 'degraded' : 'healthy') as 'degraded' | 'healthy', checks: { load: { status: 'healthy' as const, value: 0.5 } } },
+  };
+};
+
+for (const kind of storesUnderTest()) {
+  const open = async (t: test.TestContext) => {
+    const opened = await kind.open(t);
+    if (!opened) t.skip(`the ${kind.name} store is not available here`);
+    return opened;
+  };
+
+  test(`${kind.name}: series ingest stores each sample once by node and ts (a batch sent again, overlapping batches); reads of one node, one mount, or both`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    const batch = [sampleAt('a', 1), sampleAt('b', 1), sampleAt('a', 2), sampleAt('c', 2, ['/'])];
+    assert.deepEqual(await series.ingest(batch), { stored: 4, duplicates: 0 });
+    assert.deepEqual(await series.ingest(batch), { stored: 0, duplicates: 4 });
+    // Overlapping: two already stored, two new, one of them twice in the batch.
+    assert.deepEqual(await series.ingest([sampleAt('a', 2), sampleAt('b', 1), sampleAt('b', 3), sampleAt('a', 4), sampleAt('b', 3)]), { stored: 2, duplicates: 3 });
+
+    const trendsOf = async (node?: string) => (await series.newest('trends', 100, node === undefined ? undefined : { node })).items.map((r) => `${r.node}@${String(r.ts).slice(17, 19)}`);
+    // Every node, newest first as written; each sample once.
+    assert.deepEqual(await trendsOf(), ['a@04', 'b@03', 'c@02', 'a@02', 'b@01', 'a@01']);
+    assert.deepEqual(await trendsOf('a'), ['a@04', 'a@02', 'a@01']);
+    assert.deepEqual(await trendsOf('c'), ['c@02']);
+    assert.deepEqual(await trendsOf('nobody'), []);
+    const page = await series.newest('trends', 2, { node: 'a' });
+    assert.deepEqual({ count: page.count, limit: page.limit, skipped: page.skipped_lines }, { count: 2, limit: 2, skipped: 0 });
+    assert.deepEqual(page.items[0], sampleAt('a', 4).trend, 'the trend point as sent, field for field');
+
+    const disks = async (where: { node?: string; mount?: string }, limit = 100) => (await series.newest('disk', limit, where)).items.map((r) => `${r.node}@${String(r.ts).slice(17, 19)}${r.mount}`);
+    assert.deepEqual(await disks({ node: 'b' }), ['b@03/data', 'b@03/', 'b@01/data', 'b@01/']);
+    assert.deepEqual(await disks({ mount: '/data' }), ['a@04/data', 'b@03/data', 'a@02/data', 'b@01/data', 'a@01/data']);
+    assert.deepEqual(await disks({ node: 'a', mount: '/' }), ['a@04/', 'a@02/', 'a@01/']);
+    assert.deepEqual(await disks({ node: 'c', mount: '/data' }), []);
+    assert.deepEqual(await disks({}, 3), ['a@04/data', 'a@04/', 'b@03/data']);
+    assert.deepEqual((await series.newest('pulse', 1, { node: 'b' })).items.map((r) => r.status), ['degraded']);
+    assert.deepEqual((await series.newest('pulse', 100)).items.length, 6);
+
+    assert.deepEqual(await series.nodes(), ['a', 'b', 'c']);
+  });
+
+  test(`${kind.name}: series ingest by two writers at once stores each sample once; the heartbeat takes each node's newest sample and keeps the other entries`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    // A heartbeat entry of a node that sends nothing (written by its own collector).
+    assert.deepEqual(await opened.store.series.mergeHeartbeat({ name: 'quiet', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy' }), { outcome: 'merged' });
+    const samples = Array.from({ length: 40 }, (_, i) => sampleAt(`n${i % 4}`, 10 + i));
+    const results = await Promise.all([opened.store.series.ingest(samples), other.series.ingest(samples), other.series.ingest(samples.slice(10, 30))]);
+    assert.equal(results.reduce((n, r) => n + r.stored, 0), 40, JSON.stringify(results));
+    assert.equal(results.reduce((n, r) => n + r.duplicates, 0), 60, JSON.stringify(results));
+    for (const store of [opened.store, other]) {
+      const items = (await store.series.newest('trends', 1000)).items;
+      assert.equal(items.length, 40);
+      assert.equal(new Set(items.map((r) => `${r.node} ${r.ts}`)).size, 40);
+      assert.equal((await store.series.newest('disk', 1000)).items.length, 80);
+      assert.equal((await store.series.newest('pulse', 1000, { node: 'n1' })).items.length, 10);
+    }
+
+    const heartbeatNodes = async () => {
+      const doc = await opened.store.series.heartbeat();
+      assert.equal(doc.error, null);
+      return Object.fromEntries((doc.data as { nodes: { name: string; last_seen: string; status: string }[] }).nodes.map((n) => [n.name, `${n.last_seen} ${n.status}`]));
+    };
+    const expected = {
+      quiet: '2026-01-01T00:00:00.000Z healthy',
+      n0: `${sampleAt('n0', 46).trend.ts} ${sampleAt('n0', 46).pulse.status}`,
+      n1: `${sampleAt('n1', 47).trend.ts} ${sampleAt('n1', 47).pulse.status}`,
+      n2: `${sampleAt('n2', 48).trend.ts} ${sampleAt('n2', 48).pulse.status}`,
+      n3: `${sampleAt('n3', 49).trend.ts} ${sampleAt('n3', 49).pulse.status}`,
+    };
+    assert.deepEqual(await heartbeatNodes(), expected);
+    // A late sample (older than the entry) leaves the entry as it is; a newer one moves it.
+    assert.deepEqual(await other.series.ingest([sampleAt('n0', 5)]), { stored: 1, duplicates: 0 });
+    assert.deepEqual(await heartbeatNodes(), expected);
+    await other.series.ingest([sampleAt('n0', 60)]);
+    assert.deepEqual(await heartbeatNodes(), { ...expected, n0: `${sampleAt('n0', 60).trend.ts} ${sampleAt('n0', 60).pulse.status}` });
+  });
+
+  test(`${kind.name}: series pages and restore carry every record to another store once; restoreHeartbeat never replaces another heartbeat`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const target = await kind.open(t);
+    if (!target) return;
+    const { series } = opened.store;
+    await series.ingest(Array.from({ length: 25 }, (_, i) => sampleAt(`n${i % 3}`, i)));
+    const copy = async () => {
+      const counts: Record<string, { created: number; present: number; pages: number }> = {};
+      for (const name of ['trends', 'disk', 'pulse'] as const) {
+        counts[name] = { created: 0, present: 0, pages: 0 };
+        for await (const page of series.pages(name, 10)) {
+          assert.ok(page.records.length <= 10);
+          const result = await target.store.series.restore(name, page.records);
+          counts[name].created += result.created;
+          counts[name].present += result.present;
+          counts[name].pages++;
+        }
+      }
+      return counts;
+    };
+    assert.deepEqual(await copy(), { trends: { created: 25, present: 0, pages: 3 }, disk: { created: 50, present: 0, pages: 5 }, pulse: { created: 25, present: 0, pages: 3 } });
+    assert.deepEqual(await copy(), { trends: { created: 0, present: 25, pages: 3 }, disk: { created: 0, present: 50, pages: 5 }, pulse: { created: 0, present: 25, pages: 3 } });
+    for (const name of ['trends', 'disk', 'pulse'] as const) {
+      assert.deepEqual((await target.store.series.newest(name, 1000)).items, (await series.newest(name, 1000)).items, name);
+      assert.deepEqual((await target.store.series.newest(name, 1000, { node: 'n1' })).items, (await series.newest(name, 1000, { node: 'n1' })).items, name);
+    }
+    assert.deepEqual(await target.store.series.nodes(), ['n0', 'n1', 'n2']);
+
+    const heartbeat = (await series.heartbeat()).data;
+    assert.ok(heartbeat, 'ingest made a heartbeat');
+    assert.equal(await target.store.series.restoreHeartbeat(heartbeat), 'created');
+    assert.deepEqual((await target.store.series.heartbeat()).data, heartbeat);
+    assert.equal(await target.store.series.restoreHeartbeat(JSON.parse(JSON.stringify(heartbeat))), 'present');
+    assert.equal(await target.store.series.restoreHeartbeat({ nodes: [{ name: 'else', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy' }] }), 'conflict');
+    assert.deepEqual((await target.store.series.heartbeat()).data, heartbeat, 'another heartbeat is never written over');
   });
 }

@@ -100,6 +100,8 @@ export interface OperationSpec<P extends AnyObject, Q extends AnyObject, B exten
   expensive?: boolean | ((query: Readonly<Record<string, string | undefined>>) => boolean);
   /** Counts against the client's request rate (default true); false for probes that must answer whatever the load. */
   rateLimited?: boolean;
+  /** The largest request body the route reads, in bytes (413 past it; default 1 MiB, read-body.ts). */
+  maxBodyBytes?: number;
   /**
    * Top-level output fields that change on every call without the data
    * changing (`generated_at`, `uptime_s`, the live `runtime`): left out of the
@@ -135,6 +137,7 @@ export interface Operation {
   produces: 'application/json' | 'text/html';
   expensive: boolean | ((query: Readonly<Record<string, string | undefined>>) => boolean);
   rateLimited: boolean;
+  maxBodyBytes: number | undefined;
   volatile: readonly string[];
   unavailable: 'never' | 'retry-after' | 'may';
   handler: (call: Call<AnyObject, AnyObject, AnyObject>) => Promise<unknown> | unknown;
@@ -177,6 +180,7 @@ export function defineOperation<
     produces: spec.produces ?? 'application/json',
     expensive: spec.expensive ?? false,
     rateLimited: spec.rateLimited ?? true,
+    maxBodyBytes: spec.maxBodyBytes,
     volatile: spec.volatile ?? [],
     unavailable: spec.unavailable ?? 'may',
     handler: spec.handler as Operation['handler'],

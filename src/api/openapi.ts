@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { needsCredential, pathParamNames, type Access, type Operation } from './define-operation.ts';
+import { MAX_INGEST_BYTES } from './operations/ingest.ts';
 
 // The OpenAPI 3.1 document, generated from the operations table the router
 // mounts, so the description cannot drift from the routes. Schemas are zod 4's
@@ -69,7 +70,8 @@ function describedRoute(route: RouteDoc): Described {
 
 const PRECEDENCE =
   'When a request carries several credentials, only the first present of `X-API-Key`, `Authorization: Bearer`, `?api_key=` is read, valid or not. ' +
-  'The scope an operation needs (`read` or `write`) is listed in its security requirements and in `x-required-scope`.';
+  'The scope an operation needs (`read`, `write`, or `ingest` for `POST /ingest`, which `write` opens too) is listed in its security requirements and in `x-required-scope`. ' +
+  'An `ingest` key opens only `POST /ingest`; one made with `estate keys create --scope ingest --node NAME` may send only the samples of node NAME.';
 
 const SECURITY_SCHEMES = {
   ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: `An API key from \`estate keys create\` (or \`ESTATE_API_KEY\`), or an access token. Read first. ${PRECEDENCE}` },
@@ -170,7 +172,10 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
     headers: { Allow: header('Allow') },
   },
   409: { name: 'Conflict', description: 'Conflicts with a stored record: the same key was sent before with different fields.' },
-  413: { name: 'PayloadTooLarge', description: 'The request body is larger than 1 MiB, or a part of it is larger than its documented limit (a training run\'s `params`).' },
+  413: {
+    name: 'PayloadTooLarge',
+    description: `The request body is larger than the route's limit (1 MiB; \`POST /ingest\`: ${MAX_INGEST_BYTES / 1024 / 1024} MiB), or a part of it is larger than its documented limit (a training run's \`params\`).`,
+  },
   415: { name: 'UnsupportedMediaType', description: 'The request has a body whose `Content-Type` is not `application/json` (or a `+json` type), or none; checked before the body is read.' },
   422: {
     name: 'UnprocessableEntity',
@@ -212,6 +217,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'The health pulse log and the overall status it gives.',
   builds: 'Build digests: totals and success rates over a window of days, overall and by project.',
   events: 'Estate events derived from the heartbeat and scoreboard state files.',
+  hub: 'The hub: samples sent by every node\'s collector (`POST /ingest`, with an `ingest` or `write` credential) and every node at a glance.',
   state: 'The estate\'s state files (scoreboard, heartbeat, estate map), parsed or as text.',
   training: 'Training runs, each visible only to the user whose credential created it.',
   stats: 'Site statistics printed by the configured statistics command.',
@@ -237,7 +243,8 @@ publishing and work feeds, external sources and training runs of one estate.
 **Credentials.** Protected routes take any one of \`X-API-Key: KEY\`,
 \`Authorization: Bearer TOKEN\` (an access token or an API key) or \`?api_key=KEY\`;
 a missing or invalid credential, or one without the route's scope (\`read\` for reads, \`write\` for writes,
-listed in each operation's security requirements and \`x-required-scope\`), is **403**, checked before the input.
+\`ingest\` or \`write\` for \`POST /ingest\`, listed in each operation's security requirements and \`x-required-scope\`), is **403**,
+checked before the input. An \`ingest\` key opens only \`POST /ingest\`, and one bound to a node (\`--node\`) only for that node's samples.
 When several are sent, only the first present in that order is read, valid or not; \`api_key\` sent twice is invalid.
 Public routes need none and ignore one that is sent. Reading training runs takes an optional credential, which decides the user
 (without one: \`GET /training/runs\` is \`[]\` and every run is 404); starting or deleting a run needs one.

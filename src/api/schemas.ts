@@ -51,6 +51,11 @@ export function limitParam(defaultValue: number, max: number, what = 'records') 
     .meta({ description: `How many ${what} to return (1–${max}).` });
 }
 
+/** `?node=NAME` of the series reads (DESIGN.md 7a): only that node's records; every node's, merged newest first, without it. */
+export function nodeParam(what: string) {
+  return z.string().min(1).max(200).optional().meta({ description: `Only the ${what} of this node (its \`node\` field); every node's, newest first, without it.` });
+}
+
 /** A time estate itself produces: always ISO 8601 in UTC, so `format: date-time` (an annotation; the output check does not parse it). */
 export function dateTime(description = 'ISO 8601 time, UTC.') {
   return z.string().meta({ format: 'date-time', description, examples: ['2026-11-21T13:05:00.000Z'] });

@@ -113,9 +113,9 @@ async function localPrincipal(op: Operation, user: string | undefined): Promise<
   if (op.access !== 'user') return undefined;
   const command = op.cli ? op.cli.command : op.id;
   if (user === undefined) throw new EstateError('usage', `${command} needs --user USER locally (with --url, the credential decides the user)`);
-  const { assertUserId, SCOPES } = await import('../core/keys/key-store.ts');
+  const [{ assertUserId }, { DEFAULT_SCOPES }] = await Promise.all([import('../core/keys/key-store.ts'), import('../core/keys/scopes.ts')]);
   assertUserId(user);
-  return { userId: user, keyId: 'local', scopes: SCOPES };
+  return { userId: user, keyId: 'local', scopes: DEFAULT_SCOPES };
 }
 
 /** Body fields that hold a JSON object are typed on the command line as JSON text. */

@@ -2,7 +2,7 @@ import { VERSION } from '../version.ts';
 import { nodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import { pulseStatus, type PulseStatus } from './pulse.ts';
 import { settle } from './section.ts';
-import type { KeyedRecords } from './store/store.ts';
+import type { KeyedRecords, Series } from './store/store.ts';
 
 export interface EstateStatus {
   node: string;
@@ -20,14 +20,14 @@ export interface EstateStatus {
 
 /** The estate node card: this node's status, uptime and runtime, and when an agent last completed a task. */
 export async function estateStatus(ctx: {
-  dataDir: string;
+  series: Pick<Series, 'newest'>;
   completions: Pick<KeyedRecords, 'newest'>;
   nodeName: string;
   startedAt: Date;
   now: Date;
 }): Promise<EstateStatus> {
   const [pulse, last] = await Promise.all([
-    settle('health-pulse.jsonl', () => pulseStatus(ctx.dataDir)),
+    settle('health-pulse.jsonl', () => pulseStatus(ctx.series)),
     settle('work/completions.jsonl', async () => (await ctx.completions.newest(1)).records[0]),
   ]);
   const status = pulse.value ?? 'unknown';

@@ -1,4 +1,5 @@
 import { readStateDocument, type StateDocument } from './state-files.ts';
+import type { Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
@@ -27,24 +28,21 @@ type Entry = Record<string, unknown>;
  * heartbeat `{"nodes": [{name, last_seen, status}]}`, `{"nodes": {NAME: {...}}}` or a bare array;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
  * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
+ * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
  */
-export async function estateEvents(dataDir: string, limit: number, staleAfterS: number, now: Date): Promise<EventList> {
-  const [heartbeat, scoreboard] = await Promise.all([
-    readStateDocument(dataDir, 'heartbeat'),
-    readStateDocument(dataDir, 'scoreboard'),
-  ]);
+export async function estateEvents(
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat'> } },
+  limit: number,
+  staleAfterS: number,
+  now: Date,
+): Promise<EventList> {
+  const [heartbeat, scoreboard] = await Promise.all([ctx.store.series.heartbeat(), readStateDocument(ctx.dataDir, 'scoreboard')]);
   const events: EstateEvent[] = [];
   const errors: string[] = [];
-  let skipped = 0;
+  const nodes = heartbeatNodes(heartbeat, errors);
+  let skipped = nodes.skipped;
 
-  for (const node of entriesOf(heartbeat, ['nodes', 'entries'], errors)) {
-    const name = nameOf(node);
-    const seen = timeOf(node.last_seen ?? node.ts);
-    if (!name || seen === undefined) {
-      skipped++;
-      continue;
-    }
-    const status = typeof node.status === 'string' ? node.status : 'unknown';
+  for (const { name, seen, status } of nodes.nodes) {
     events.push({ ts: new Date(seen).toISOString(), kind: 'heartbeat', source: 'heartbeat', subject: name, message: `${name} reported ${status}` });
     const silentMs = now.getTime() - seen;
     if (silentMs > staleAfterS * 1000) {
@@ -78,6 +76,30 @@ export async function estateEvents(dataDir: string, limit: number, staleAfterS: 
   events.sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : a.subject.localeCompare(b.subject)));
   const items = events.slice(0, limit);
   return { items, count: items.length, limit, stale_after_s: staleAfterS, skipped_entries: skipped, errors };
+}
+
+/** A node's entry in the heartbeat: its name, when it was last seen (ms since the epoch), its status (`unknown` when it has none). */
+export interface HeartbeatNode {
+  name: string;
+  seen: number;
+  status: string;
+}
+
+/**
+ * The entries of a heartbeat document (any shape `estateEvents` accepts)
+ * that have a name and a time; `skipped` counts the others, and a document
+ * that cannot be read as a heartbeat is said in `errors`.
+ */
+export function heartbeatNodes(doc: StateDocument, errors: string[]): { nodes: HeartbeatNode[]; skipped: number } {
+  const nodes: HeartbeatNode[] = [];
+  let skipped = 0;
+  for (const node of entriesOf(doc, ['nodes', 'entries'], errors)) {
+    const name = nameOf(node);
+    const seen = timeOf(node.last_seen ?? node.ts);
+    if (!name || seen === undefined) skipped++;
+    else nodes.push({ name, seen, status: typeof node.status === 'string' ? node.status : 'unknown' });
+  }
+  return { nodes, skipped };
 }
 
 function entriesOf(doc: StateDocument, keys: string[], errors: string[]): Entry[] {
@@ -120,7 +142,7 @@ const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
  * milliseconds): a value out of that range (`9e15`, nanoseconds) is the
  * entry's fault and skips it, as a missing time does.
  */
-function timeOf(v: unknown): number | undefined {
+export function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v * (v < 1e12 ? 1000 : 1) : NaN;
   return Number.isFinite(t) && t >= EARLIEST && t <= LATEST ? t : undefined;
 }

@@ -39,8 +39,8 @@ export function createExternalSources(config: EstateConfig, secrets: Secrets): E
 export interface SourceContext {
   dataDir: string;
   config: EstateConfig;
-  /** What estate writes (completions, published entries): the aggregates read them here, whichever store it is. */
-  store: Pick<Store, 'completions' | 'entries'>;
+  /** What estate writes (completions, published entries, the series): the aggregates read them here, whichever store it is. */
+  store: Pick<Store, 'completions' | 'entries' | 'series'>;
   sources: ExternalSources;
   now: () => Date;
 }

@@ -1,7 +1,6 @@
 import { type EstateConfig, nodeName } from '../config.ts';
 import type { FacetFilter } from './jsonl/indexed-file.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import { latestRecord } from './recent-records.ts';
 import { settle } from './section.ts';
 import type { Store } from './store/store.ts';
 
@@ -49,14 +48,14 @@ export interface Garden {
  * its own `error`; one unreadable log never fails the whole answer.
  */
 export async function gardenFeed(
-  ctx: { dataDir: string; config: EstateConfig; store: Pick<Store, 'completions' | 'entries'> },
+  ctx: { config: EstateConfig; store: Pick<Store, 'completions' | 'entries' | 'series'> },
   now: Date,
 ): Promise<Garden> {
-  const { dataDir, config, store } = ctx;
+  const { config, store } = ctx;
   const [writings, forms, pulse, last] = await Promise.all([
     settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_LIMIT, WRITINGS)),
     settle('publishing/entries.jsonl', () => store.entries.newest(GARDEN_LIMIT, FORMS)),
-    settle('health-pulse.jsonl', () => latestRecord(dataDir, 'pulse')),
+    settle('health-pulse.jsonl', async () => (await store.series.newest('pulse', 1)).items[0]),
     settle('work/completions.jsonl', async () => (await store.completions.newest(1)).records[0]),
   ]);
   const list = (entries: typeof writings): GardenList => {

@@ -110,7 +110,7 @@ export function recordDifferences(a: JsonRecord, b: JsonRecord): string[] {
 }
 
 /** JSON with object keys sorted, so equal values compare equal whatever their key order (jsonb keeps none). */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

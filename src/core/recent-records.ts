@@ -39,13 +39,3 @@ export async function recentRecords(
 
 /** Pages of the shared results of tailRecords (a frozen result is only ever of one limit). */
 const pages = new WeakMap<readonly JsonRecord[], Page>();
-
-/** The newest record of a log (optionally the newest that matches), or undefined when there is none. */
-export async function latestRecord(
-  dataDir: string,
-  log: SeriesLog,
-  where?: (record: JsonRecord) => boolean,
-): Promise<JsonRecord | undefined> {
-  const { items } = await recentRecords(dataDir, log, 1, where);
-  return items[0];
-}

@@ -195,6 +195,11 @@ export class RecordLog {
     });
   }
 
+  /** The values of exact facet `facet` that the log's records hold (LogIndex.facetValues), once the index knows the file as it is now. */
+  facetValues(facet: string): Promise<string[]> {
+    return this.#settled(async (_handle, index) => index.facetValues(facet));
+  }
+
   /** Exact counts over every record (LogIndex.tally), with the newest record of each group read back. */
   async tally(cutoffs: readonly number[]): Promise<IndexTally & { newest: Map<number, JsonRecord> }> {
     const index = await this.#unchanged();

@@ -126,6 +126,19 @@ export async function readStateExcerpt(dataDir: string, name: StateName, maxChar
   });
 }
 
+/**
+ * The excerpt of a state document that is not a file of the data dir (the
+ * heartbeat of another store): its JSON, indented, cut at `maxChars`
+ * characters; undefined when there is none.
+ */
+export function documentExcerpt(document: StateDocument, maxChars: number): StateExcerpt | undefined {
+  if (!document.exists) return undefined;
+  const text = document.error === null ? `${JSON.stringify(document.data, null, 2)}\n` : '';
+  const sizeChars = countChars(text);
+  const modified = document.modified_at ?? new Date(0).toISOString();
+  return { name: document.name, modified_at: modified, size_chars: sizeChars, max_chars: maxChars, truncated: sizeChars > maxChars, content: cutChars(text, maxChars) };
+}
+
 /** Character counts of large state files, by file and version; the oldest is forgotten first. */
 const counted = new Map<string, number>();
 const MAX_COUNTED = 32;

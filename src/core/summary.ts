@@ -5,8 +5,7 @@ import type { SourceContext } from './external-sources.ts';
 import { forgeRepos } from './forge/forge-source.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';
 import { providerReport } from './providers.ts';
-import { pulseStatus } from './pulse.ts';
-import { latestRecord, recentRecords } from './recent-records.ts';
+import { statusOf } from './pulse.ts';
 import { readRepoLedger } from './repo-ledger.ts';
 import { settle } from './section.ts';
 import { siteStats } from './stats.ts';
@@ -48,19 +47,21 @@ export interface Summary {
 export async function estateSummary(ctx: SourceContext): Promise<Summary> {
   const now = ctx.now();
   const { dataDir, config } = ctx;
+  const { series } = ctx.store;
+  const newest = async (log: 'trends' | 'pulse') => (await series.newest(log, 1)).items[0];
   const [pulse, trends, disk, builds, events, work, publishing, ledger, forge, providers, stats] = await Promise.all([
     sectionOf('health-pulse.jsonl', { status: null, ts: null }, async () => {
-      const [status, latest] = await Promise.all([pulseStatus(dataDir), latestRecord(dataDir, 'pulse')]);
-      return { status, ts: text(latest?.ts) };
+      const latest = await newest('pulse');
+      return { status: statusOf(latest?.status), ts: text(latest?.ts) };
     }),
-    sectionOf('trends.jsonl', { latest: null }, async () => ({ latest: (await latestRecord(dataDir, 'trends')) ?? null })),
-    sectionOf('disk.jsonl', { mounts: null }, async () => ({ mounts: latestPerMount((await recentRecords(dataDir, 'disk', DISK_WINDOW)).items) })),
+    sectionOf('trends.jsonl', { latest: null }, async () => ({ latest: (await newest('trends')) ?? null })),
+    sectionOf('disk.jsonl', { mounts: null }, async () => ({ mounts: latestPerMount((await series.newest('disk', DISK_WINDOW)).items) })),
     sectionOf('builds.jsonl', { days: null, total: null, success: null, failure: null, cancelled: null, success_rate: null }, async () => {
       const d = await buildDigest(dataDir, 7, now);
       return { days: d.days, total: d.total, success: d.success, failure: d.failure, cancelled: d.cancelled, success_rate: d.success_rate };
     }),
     sectionOf('state files', { stale_nodes: null, latest: null }, async () => {
-      const list = await estateEvents(dataDir, 1000, config.events.stale_after_s, now);
+      const list = await estateEvents(ctx, 1000, config.events.stale_after_s, now);
       const stale = list.items.filter((e) => e.kind === 'node_stale').map((e) => e.subject);
       return { stale_nodes: [...new Set(stale)], latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
     }),

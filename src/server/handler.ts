@@ -5,6 +5,7 @@ import { type RawInput, repeatedNames } from '../api/parse-input.ts';
 import { runOperation } from '../api/run-operation.ts';
 import type { Authenticator } from '../core/keys/authenticator.ts';
 import { keyIdOf } from '../core/keys/key-store.ts';
+import { grants } from '../core/keys/scopes.ts';
 import { EstateError, errorBody, toEstateError } from '../errors.ts';
 import type { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import { type AccessLine, logAccess } from './access-log.ts';
@@ -123,7 +124,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
         // Only an operation that takes a query reads one.
         query: op.input.query ? Object.fromEntries(query) : {},
         repeated: op.input.query ? repeatedNames(query) : [],
-        body: op.input.body ? await readJsonBody(req) : undefined,
+        body: op.input.body ? await readJsonBody(req, op.maxBodyBytes) : undefined,
       };
       const expensive = op.expensive === true || (op.expensive !== false && op.expensive(raw.query ?? {}));
       const result =
@@ -157,7 +158,8 @@ function presetHeaders(res: ServerResponse, id: string): void {
 /**
  * Checks the credential against the operation's access and scope; 403 before
  * any input is read. On a `user` route that reads, a missing credential means
- * no user; a write needs a credential with the `write` scope everywhere, and
+ * no user; a write needs a credential with the `write` scope everywhere (an
+ * `ingest` route: `ingest` or `write`), and
  * an invalid credential is refused everywhere but on `public` routes.
  */
 async function authorize(op: Operation, options: HandlerOptions, credential: PresentedCredential | undefined, path: string): Promise<Principal | undefined> {
@@ -171,8 +173,9 @@ async function authorize(op: Operation, options: HandlerOptions, credential: Pre
     options.onAuthFailed?.({ carrier: credential.carrier, keyId: keyIdOf(credential.secret), path });
     throw new EstateError('forbidden', 'Invalid credential');
   }
-  if (!principal.scopes.includes(op.scope)) {
-    throw new EstateError('forbidden', `This credential lacks the "${op.scope}" scope that ${op.method} ${op.path} needs`);
+  if (!grants(principal.scopes, op.scope)) {
+    const or = op.scope === 'ingest' ? ' (or "write")' : '';
+    throw new EstateError('forbidden', `This credential lacks the "${op.scope}" scope${or} that ${op.method} ${op.path} needs`);
   }
   return principal;
 }

@@ -14,7 +14,7 @@ function hasBody(req: IncomingMessage): boolean {
 
 /**
  * The request body as JSON. A body whose Content-Type is not JSON (or absent) → 415,
- * before any of it is read; over 1 MiB → 413; not JSON, or nested deeper than
+ * before any of it is read; over `limit` (1 MiB unless the operation says) → 413; not JSON, or nested deeper than
  * 64 levels → 422 `json_invalid`; empty → undefined.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {

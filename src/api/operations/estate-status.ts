@@ -25,6 +25,6 @@ export const estateStatusGet = defineOperation({
     errors: z.array(z.string()),
   }).meta({ id: 'EstateStatus', description: 'The node card: status, version, uptime, last activity and live runtime.' }),
   volatile: ['uptime_s', 'runtime'],
-  handler: ({ ctx }) => estateStatus({ dataDir: ctx.dataDir, completions: ctx.store.completions, nodeName: nodeName(ctx.config), startedAt: ctx.startedAt, now: ctx.now() }),
+  handler: ({ ctx }) => estateStatus({ series: ctx.store.series, completions: ctx.store.completions, nodeName: nodeName(ctx.config), startedAt: ctx.startedAt, now: ctx.now() }),
   cli: { command: 'status', examples: ['estate status', 'estate status --url http://hub:8080'] },
 });

@@ -31,6 +31,6 @@ export const eventsList = defineOperation({
     skipped_entries: z.int(),
     errors: z.array(z.string()),
   }).meta({ id: 'EstateEventPage' }),
-  handler: ({ ctx, input }) => estateEvents(ctx.dataDir, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
+  handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
   cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });

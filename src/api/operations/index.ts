@@ -8,6 +8,8 @@ import { estateStatusGet } from './estate-status.ts';
 import { eventsList } from './events.ts';
 import { forgeIssuesOp, forgeReposOp } from './forge.ts';
 import { gardenGet } from './garden.ts';
+import { ingestCreate } from './ingest.ts';
+import { nodesList } from './nodes.ts';
 import { providersList } from './providers.ts';
 import { publishingBySite, publishingByType, publishingGet, publishingLatest, publishingRegister } from './publishing.ts';
 import { pulseList, pulseStatusOp } from './pulse.ts';
@@ -35,6 +37,8 @@ export const operations: readonly Operation[] = checkOperations([
   buildsDigest,
   buildsRecent,
   eventsList,
+  ingestCreate,
+  nodesList,
   stateAll,
   stateOne,
   trainingStart,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readStateDocument, readStateExcerpt, STATE_FILES } from '../../core/state-files.ts';
+import { documentExcerpt, readStateDocument, readStateExcerpt, STATE_FILES } from '../../core/state-files.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
 import { dateTime } from '../schemas.ts';
@@ -27,7 +27,8 @@ export const stateAll = defineOperation({
     count: z.int(),
   }).meta({ id: 'StateFileList' }),
   handler: async ({ ctx }) => {
-    const items = await Promise.all(STATE_FILES.map((name) => readStateDocument(ctx.dataDir, name)));
+    // The heartbeat is the store's (DESIGN.md 7a); the other state files are the data dir's.
+    const items = await Promise.all(STATE_FILES.map((name) => (name === 'heartbeat' ? ctx.store.series.heartbeat() : readStateDocument(ctx.dataDir, name))));
     return { items, count: items.length };
   },
   cli: { command: 'state', columns: ['name', 'exists', 'modified_at', 'error'], examples: ['estate state', 'estate state heartbeat --max-chars 200'] },
@@ -57,7 +58,11 @@ export const stateOne = defineOperation({
   }).meta({ id: 'StateExcerpt' }),
   errors: [404],
   handler: async ({ ctx, input }) => {
-    const excerpt = await readStateExcerpt(ctx.dataDir, input.path.file_name, input.query.max_chars);
+    const { file_name: name } = input.path;
+    const { max_chars: maxChars } = input.query;
+    // The heartbeat of a store other than the data dir is its JSON; on the data dir, the file's text as stored.
+    const excerpt =
+      name === 'heartbeat' && ctx.store.kind !== 'data-dir' ? documentExcerpt(await ctx.store.series.heartbeat(), maxChars) : await readStateExcerpt(ctx.dataDir, name, maxChars);
     if (!excerpt) throw new EstateError('not_found', `state file ${input.path.file_name} does not exist`);
     return excerpt;
   },

@@ -122,7 +122,7 @@ export const health = defineOperation({
     disk: usage,
   }).meta({ id: 'Health' }),
   handler: async ({ ctx }) => {
-    const [disk, pulse] = await Promise.all([diskUsage(ctx.dataDir), pulseStatus(ctx.dataDir)]);
+    const [disk, pulse] = await Promise.all([diskUsage(ctx.dataDir), pulseStatus(ctx.store.series)]);
     const degraded = disk.used_pct > DISK_DEGRADED_PCT || pulse === 'degraded' || pulse === 'unhealthy';
     return {
       status: degraded ? ('degraded' as const) : ('ok' as const),

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { latestRecord, recentRecords } from '../../core/recent-records.ts';
 import { EstateError } from '../../errors.ts';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
-import { limitParam, page, storedRecord, storedTime } from '../schemas.ts';
+import { limitParam, nodeParam, page, storedRecord, storedTime } from '../schemas.ts';
 
 const trendPoint = storedRecord({ ts: storedTime('When the point was taken', 'any').optional() }, 'A trend data point: `ts` plus free fields, as stored.').meta({ id: 'TrendPoint' });
 
@@ -14,11 +13,11 @@ export const trendsList = defineOperation({
   access: 'protected',
   tag: 'trends',
   summary: 'The latest N trend data points, newest first',
-  description: 'Reads the newest `limit` lines of the trend log; lines that are not JSON objects are skipped and counted in `skipped_lines`.',
-  input: { query: z.object({ limit: limitParam(100, 1000, 'points') }) },
+  description: 'The newest `limit` trend points, of every node (newest first, as written) or only of `node`; lines that are not JSON objects are skipped and counted in `skipped_lines`.',
+  input: { query: z.object({ limit: limitParam(100, 1000, 'points'), node: nodeParam('points') }) },
   output: page(trendPoint, 'TrendPointPage'),
-  handler: ({ ctx, input }) => recentRecords(ctx.dataDir, 'trends', input.query.limit),
-  cli: { command: 'trends', watch: [DATA_FILES.trends], examples: ['estate trends --limit 20', 'estate trends --json | jq ".items[0]"', 'estate trends --limit 5 --watch'] },
+  handler: ({ ctx, input }) => ctx.store.series.newest('trends', input.query.limit, { node: input.query.node }),
+  cli: { command: 'trends', watch: [DATA_FILES.trends], examples: ['estate trends --limit 20', 'estate trends --node web-1 --limit 10', 'estate trends --json | jq ".items[0]"', 'estate trends --limit 5 --watch'] },
 });
 
 export const trendsLatest = defineOperation({
@@ -28,12 +27,13 @@ export const trendsLatest = defineOperation({
   access: 'protected',
   tag: 'trends',
   summary: 'The single most recent trend data point',
-  description: 'The last JSON object of the trend log; 404 while the log is empty or missing.',
+  description: 'The newest trend point (of `node` when given); 404 when there is none.',
+  input: { query: z.object({ node: nodeParam('points') }) },
   output: trendPoint,
   errors: [404],
-  handler: async ({ ctx }) => {
-    const latest = await latestRecord(ctx.dataDir, 'trends');
-    if (!latest) throw new EstateError('not_found', 'no trend data yet');
+  handler: async ({ ctx, input }) => {
+    const [latest] = (await ctx.store.series.newest('trends', 1, { node: input.query.node })).items;
+    if (!latest) throw new EstateError('not_found', input.query.node ? `no trend data of ${input.query.node} yet` : 'no trend data yet');
     return latest;
   },
   cli: { command: 'trends latest', watch: [DATA_FILES.trends], examples: ['estate trends latest'] },

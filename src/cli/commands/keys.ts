@@ -14,6 +14,7 @@ interface CreateOptions {
   user: string;
   name?: string;
   scope?: string;
+  node?: string;
   expires?: string;
   json?: boolean;
   dataDir?: string;
@@ -21,7 +22,7 @@ interface CreateOptions {
   store?: string;
 }
 
-const LIST_COLUMNS = ['key_id', 'user_id', 'name', 'scopes', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
+const LIST_COLUMNS = ['key_id', 'user_id', 'name', 'scopes', 'node', 'status', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
 
 /** `active`, `expired` or `revoked`, as a running server would treat the key now. */
 export function keyStatus(key: KeyInfo, now: Date): 'active' | 'expired' | 'revoked' {
@@ -37,30 +38,33 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .description('Create an API key for a user and print it once (only the key on stdout; the notice on stderr)')
     .requiredOption('--user <user>', 'the user the key acts as')
     .option('--name <label>', 'a label to recognise the key by')
-    .option('--scope <scopes>', 'read, write or read,write (default: read,write)')
+    .option('--scope <scopes>', 'read, write, ingest, or a list like read,write (default: read,write); ingest opens only POST /ingest, which write opens too')
+    .option('--node <name>', 'with --scope ingest: the key may send only the samples of this node (default: any node)')
     .option('--expires <duration>', 'the key stops working after this long: 30s, 15m, 1h, 7d (default: never)')
-    .option('--json', 'print {"key_id","user_id","key","scopes","expires_at"}')
+    .option('--json', 'print {"key_id","user_id","key","scopes","expires_at"} (and "node" for a key bound to one)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --scope write --expires 90d --json\n  $ estate keys create --user grafana --scope read --name dashboard\n',
+      '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --scope write --expires 90d --json\n  $ estate keys create --user grafana --scope read --name dashboard\n  $ estate keys create --user web-1 --scope ingest --node web-1 --name collector\n',
     )
     .action(async (options: CreateOptions) => {
       const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
+      if (options.node !== undefined && !scopes?.includes('ingest')) throw new EstateError('usage', '--node needs --scope ingest: only an ingest key is bound to a node');
       const now = new Date();
       const expiresAt = options.expires === undefined ? undefined : new Date(now.getTime() + parseDuration(options.expires, '--expires'));
-      const { info, key } = await withLocalContext(options, io, (ctx) => ctx.store.credentials.create({ userId: options.user, name: options.name, scopes, expiresAt, now }));
+      const { info, key } = await withLocalContext(options, io, (ctx) => ctx.store.credentials.create({ userId: options.user, name: options.name, scopes, node: options.node, expiresAt, now }));
       if (options.json) {
-        const body = { key_id: info.key_id, user_id: info.user_id, key, scopes: info.scopes, expires_at: info.expires_at };
+        const body = { key_id: info.key_id, user_id: info.user_id, key, scopes: info.scopes, expires_at: info.expires_at, ...(info.node === null ? {} : { node: info.node }) };
         io.stdout(`${JSON.stringify(body, null, 2)}\n`);
       } else {
         const expiry = info.expires_at ? `, expires ${info.expires_at}` : '';
+        const node = info.node === null ? '' : ` for node ${info.node}`;
         // Only the key on stdout, so that KEY=$(estate keys create --user cron) works.
         io.stdout(`${key}\n`);
-        io.stderr(`key ${info.key_id} for user ${info.user_id} (${info.scopes.join(',')}${expiry}) created; it is shown only once, store it now\n`);
+        io.stderr(`key ${info.key_id} for user ${info.user_id} (${info.scopes.join(',')}${node}${expiry}) created; it is shown only once, store it now\n`);
       }
     });
 
-  const list = addOutputOptions(new Command('list').description('List keys with their user, label, scopes, status, creation, expiry, last use and revocation (never their secrets)'), { fields: LIST_COLUMNS.slice(0, 2), ofItems: true })
+  const list = addOutputOptions(new Command('list').description('List keys with their user, label, scopes, node (ingest keys), status, creation, expiry, last use and revocation (never their secrets)'), { fields: LIST_COLUMNS.slice(0, 2), ofItems: true })
     .addHelpText('after', '\nExamples:\n  $ estate keys list\n  $ estate keys list --json\n')
     .action(async (options: OutputOptions & { dataDir?: string; config?: string; store?: string }) => {
       const now = new Date();

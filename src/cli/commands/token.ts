@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.ts';
-import { parseScopes } from '../../core/keys/scopes.ts';
+import { parseScopes, TOKEN_SCOPES } from '../../core/keys/scopes.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import { withLocalContext } from '../local-context.ts';
 import type { CliIO } from '../io.ts';
@@ -32,7 +32,7 @@ export function tokenCommand(io: CliIO): Command {
       // jose loads only for this command.
       const { createToken, MAX_TOKEN_TTL_MS } = await import('../../core/keys/tokens.ts');
       const ttlMs = parseDuration(options.ttl, '--ttl', MAX_TOKEN_TTL_MS);
-      const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);
+      const scopes = options.scope === undefined ? undefined : parseScopes(options.scope, '--scope', TOKEN_SCOPES);
       const issued = await withLocalContext(options, io, (ctx) => createToken(ctx.store.tokenSecret, { userId: options.user, ttlMs, scopes }));
       if (options.json) io.stdout(`${JSON.stringify({ token: issued.token, user_id: issued.user_id, expires_at: issued.expires_at }, null, 2)}\n`);
       else {

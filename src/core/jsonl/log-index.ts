@@ -249,6 +249,14 @@ export class LogIndex {
     return lists;
   }
 
+  /** The values of exact facet `name` that indexed records hold, in the order first met. */
+  facetValues(name: string): string[] {
+    if (this.#unique.has(name)) throw new Error(`log index: facet ${name} is hashed: its values are not kept`);
+    const byValue = this.#facets.get(name);
+    if (!byValue) throw new Error(`log index: no facet ${name}`);
+    return [...byValue.keys()];
+  }
+
   /** The byte range of the record at `position`. */
   span(position: number): { offset: number; length: number } {
     const offset = this.#offsets.at(position);

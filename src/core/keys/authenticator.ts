@@ -1,6 +1,7 @@
 import type { Principal } from './principal.ts';
 import type { Credentials, TokenSecret } from '../store/store.ts';
-import { keyIdOf, matchKey, SCOPES, secretMatcher } from './key-store.ts';
+import { keyIdOf, matchKey, secretMatcher } from './key-store.ts';
+import { DEFAULT_SCOPES } from './scopes.ts';
 import { TokenVerifier } from './tokens.ts';
 import { UsageRecorder } from './usage-recorder.ts';
 
@@ -14,7 +15,7 @@ export interface AuthenticatorOptions {
   /** The store's credential store and token secret. */
   credentials: Credentials;
   tokenSecret: TokenSecret;
-  /** ESTATE_API_KEY: a key of user `operator` with every scope. */
+  /** ESTATE_API_KEY: a key of user `operator` with the scopes read and write. */
   envApiKey?: string | undefined;
   now?: () => Date;
   /** Called when recording a key's last use fails; the request it came from is never affected. */
@@ -36,7 +37,7 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
   const authenticate: Authenticator = async (secret) => {
     if (!secret) return undefined;
     if (isEnvKey?.(secret)) {
-      return { userId: 'operator', keyId: 'env', scopes: SCOPES };
+      return { userId: 'operator', keyId: 'env', scopes: DEFAULT_SCOPES };
     }
     const at = now();
     // Only a key-shaped secret needs the credential store: a broken one
@@ -46,7 +47,7 @@ export function createAuthenticator(options: AuthenticatorOptions): ClosableAuth
     const record = keyId === undefined ? undefined : matchKey(stored ? [stored] : [], secret, at);
     if (record) {
       usage.note(record, at);
-      return { userId: record.user_id, keyId: record.key_id, scopes: record.scopes };
+      return { userId: record.user_id, keyId: record.key_id, scopes: record.scopes, ...(record.node === null ? {} : { node: record.node }) };
     }
     return tokens.verify(secret, at);
   };

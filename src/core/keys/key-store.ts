@@ -8,7 +8,8 @@ import { dataPath } from '../data-files.ts';
 import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { fileRefusal, readDataFile, readDataFileSync } from '../open-data-file.ts';
-import { SCOPES } from './scopes.ts';
+import { DEFAULT_SCOPES, SCOPES } from './scopes.ts';
+import { isNodeName, NODE_NAME_RULE } from '../hub/node-name.ts';
 import { CheckedFile } from './checked-file.ts';
 import type { RestoreResult } from '../store/store.ts';
 
@@ -32,6 +33,8 @@ const keyRecord = z.object({
   revoked_at: z.string().nullable(),
   /** When the key last opened a route; written at most once a minute per key, so it may lag by that much. */
   last_used_at: z.string().nullable().default(null),
+  /** The one node whose samples an `ingest` key may send (`--node`); null: any node. Absent in key stores written before issue 24. */
+  node: z.string().nullable().default(null),
 });
 const keyFile = z.object({ version: z.literal(1), keys: z.array(keyRecord) });
 
@@ -183,8 +186,10 @@ async function updateKeys<T>(dataDir: string, change: (keys: KeyRecord[]) => T):
 export interface CreateKeyOptions {
   userId: string;
   name?: string | undefined;
-  /** Default: every scope. */
+  /** Default: read and write. */
   scopes?: readonly Scope[] | undefined;
+  /** The one node whose samples the key may ingest; only with the `ingest` scope. */
+  node?: string | undefined;
   /** Default: never. */
   expiresAt?: Date | undefined;
   now?: Date;
@@ -200,6 +205,7 @@ export function newKey(options: CreateKeyOptions): { record: KeyRecord; key: str
     throw new EstateError('validation', `invalid name: at most ${MAX_NAME} characters, no control characters or bidi overrides`);
   }
   if (options.scopes !== undefined && options.scopes.length === 0) throw new EstateError('validation', 'a key needs at least one scope');
+  if (options.node !== undefined) assertKeyNode(options.node, options.scopes ?? DEFAULT_SCOPES);
   const now = options.now ?? new Date();
   if (options.expiresAt && options.expiresAt.getTime() <= now.getTime()) throw new EstateError('validation', 'the expiry must be in the future');
   const keyId = randomBytes(6).toString('hex');
@@ -209,13 +215,20 @@ export function newKey(options: CreateKeyOptions): { record: KeyRecord; key: str
     user_id: options.userId,
     name: options.name ?? null,
     hash: `sha256:${hashSecret(key).toString('hex')}`,
-    scopes: SCOPES.filter((s) => (options.scopes ?? SCOPES).includes(s)),
+    scopes: SCOPES.filter((s) => (options.scopes ?? DEFAULT_SCOPES).includes(s)),
     created_at: now.toISOString(),
     expires_at: options.expiresAt?.toISOString() ?? null,
     revoked_at: null,
     last_used_at: null,
+    node: options.node ?? null,
   };
   return { record, key };
+}
+
+/** Throws a `validation` error unless `node` is a node name and `scopes` hold `ingest`, the only scope a node binds. */
+function assertKeyNode(node: string, scopes: readonly Scope[]): void {
+  if (!scopes.includes('ingest')) throw new EstateError('validation', 'a node is given only to a key with the ingest scope (--scope ingest --node NAME)');
+  if (!isNodeName(node)) throw new EstateError('validation', `invalid node: ${NODE_NAME_RULE}`);
 }
 
 /** A key as shown to people: the record without its hash. */
@@ -288,7 +301,7 @@ function startBatch(dataDir: string): UseBatch {
 
 /**
  * The fields that make two key records different keys (user, name, hash,
- * scopes, creation, expiry; times compared as instants): [] for the same key,
+ * scopes, creation, expiry, node; times compared as instants): [] for the same key,
  * whatever its revocation and last use.
  */
 export function keyDifferences(a: KeyRecord, b: KeyRecord): string[] {
@@ -300,6 +313,7 @@ export function keyDifferences(a: KeyRecord, b: KeyRecord): string[] {
     scopes: [...a.scopes].sort().join(',') === [...b.scopes].sort().join(','),
     created_at: instant(a.created_at) === instant(b.created_at),
     expires_at: instant(a.expires_at) === instant(b.expires_at),
+    node: a.node === b.node,
   };
   return Object.keys(same).filter((f) => !same[f]);
 }

@@ -1,5 +1,8 @@
-/** A credential scope: `read` opens GET routes, `write` opens POST and DELETE routes. */
-export type Scope = 'read' | 'write';
+/**
+ * A credential scope: `read` opens GET routes, `write` opens POST and DELETE
+ * routes (`POST /ingest` too, for any node), `ingest` opens only `POST /ingest`.
+ */
+export type Scope = 'read' | 'write' | 'ingest';
 
 /** Who is calling, as decided by the credential. */
 export interface Principal {
@@ -7,4 +10,6 @@ export interface Principal {
   /** The key's id, or `env` for ESTATE_API_KEY, or `token` for a bearer token. */
   keyId: string;
   scopes: readonly Scope[];
+  /** The one node whose samples the credential may ingest (an ingest key made with `--node`); any node when absent. */
+  node?: string;
 }

@@ -3,7 +3,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Principal, Scope } from './principal.ts';
 import { EstateError } from '../../errors.ts';
 import { assertUserId, USER_ID } from './key-store.ts';
-import { SCOPES } from './scopes.ts';
+import { TOKEN_SCOPES } from './scopes.ts';
 import type { TokenSecret } from '../store/store.ts';
 import { ensureTokenSecret } from './token-secret.ts';
 
@@ -27,7 +27,7 @@ export interface IssuedToken {
 export interface CreateTokenOptions {
   userId: string;
   ttlMs: number;
-  /** Default: every scope. */
+  /** Default: read and write. A token carries no node, so no `ingest` scope (an ingest credential is a key). */
   scopes?: readonly Scope[] | undefined;
   now?: Date;
 }
@@ -38,7 +38,8 @@ export async function createToken(secret: TokenSecret | string, options: CreateT
   if (!(options.ttlMs >= 1000 && options.ttlMs <= MAX_TOKEN_TTL_MS)) {
     throw new EstateError('validation', 'a token lives between 1 second and 30 days');
   }
-  const scopes = SCOPES.filter((s) => (options.scopes ?? SCOPES).includes(s));
+  if (options.scopes?.includes('ingest')) throw new EstateError('validation', 'a token cannot have the ingest scope: make an ingest key (estate keys create --scope ingest --node NAME)');
+  const scopes = TOKEN_SCOPES.filter((s) => (options.scopes ?? TOKEN_SCOPES).includes(s));
   if (!scopes.length) throw new EstateError('validation', 'a token needs at least one scope');
   const iat = Math.floor((options.now ?? new Date()).getTime() / 1000);
   const exp = iat + Math.ceil(options.ttlMs / 1000);
@@ -88,7 +89,7 @@ export class TokenVerifier {
     const { sub, scope } = payload;
     if (typeof sub !== 'string' || !USER_ID.test(sub) || typeof scope !== 'string') return undefined;
     const words = scope.split(' ');
-    const scopes = SCOPES.filter((s) => words.includes(s));
+    const scopes = TOKEN_SCOPES.filter((s) => words.includes(s));
     if (!scopes.length || scopes.length !== words.length) return undefined;
     return { userId: sub, keyId: 'token', scopes };
   }

@@ -8,6 +8,8 @@ import { ensureFolder } from '../jsonl/append-record.ts';
 import { readDataFile } from '../open-data-file.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import type { HeartbeatEntry } from '../collect/sample-types.ts';
+import { timeOf } from '../events.ts';
+import { canonicalJson } from '../keyed-log.ts';
 
 /** What a heartbeat merge did: `merged`, or `unreadable` (the file was left exactly as it was; `problem` says why). */
 export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; problem: string };
@@ -15,6 +17,11 @@ export type HeartbeatOutcome = { outcome: 'merged' } | { outcome: 'unreadable'; 
 /** `state/heartbeat.json` in `dataDir`. */
 export function heartbeatFile(dataDir: string): string {
   return path.join(dataPath(dataDir, 'state'), 'heartbeat.json');
+}
+
+/** How a merge treats an entry already stored for the node: `replace` it (the collector), or keep it when its `last_seen` is `newer` (the hub's ingest: samples may arrive late). */
+export interface MergeOptions {
+  keep?: 'newer';
 }
 
 /**
@@ -26,27 +33,88 @@ export function heartbeatFile(dataDir: string): string {
  * `nodes` list or map, a bare list). A file that is not valid JSON, or not
  * one of those shapes, is never overwritten: the answer is `unreadable`.
  */
-export async function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry): Promise<HeartbeatOutcome> {
+export function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry, options: MergeOptions = {}): Promise<HeartbeatOutcome> {
+  return mergeHeartbeats(dataDir, [entry], options);
+}
+
+/**
+ * `mergeHeartbeat` of several nodes' entries in one write (one entry per
+ * node). With `keep: 'newer'`, a node whose stored entry was seen after the
+ * new one (its `last_seen`, read as /events reads it) keeps its entry; when
+ * every node does, nothing is written.
+ */
+export async function mergeHeartbeats(dataDir: string, entries: readonly HeartbeatEntry[], options: MergeOptions = {}): Promise<HeartbeatOutcome> {
   const file = heartbeatFile(dataDir);
   await ensureFolder(file);
   return withFileLock(logLockFile(file), async (lock) => {
-    let text: string | undefined;
-    let mode = 0o600;
-    try {
-      text = await readDataFile(file);
-      mode = (await stat(file)).mode & 0o777;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    const parsed = text === undefined ? { heartbeat: { nodes: [] } } : parseHeartbeat(text);
+    const stored = await readHeartbeatText(file);
+    const parsed = stored === undefined ? { heartbeat: { nodes: [] } } : parseHeartbeat(stored.text);
     if ('problem' in parsed) return { outcome: 'unreadable', problem: parsed.problem };
-    const merged = withEntry(parsed.heartbeat, entry);
-    await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, mode, () => {
+    let merged = parsed.heartbeat;
+    let changed = false;
+    for (const entry of entries) {
+      if (options.keep === 'newer' && seenAfter(storedEntry(merged, entry.name), entry.last_seen)) continue;
+      merged = withEntry(merged, entry);
+      changed = true;
+    }
+    if (!changed) return { outcome: 'merged' };
+    await writeFileAtomic(file, `${JSON.stringify(merged, null, 2)}\n`, stored?.mode ?? 0o600, () => {
       lock.checkSync();
       return true;
     });
     return { outcome: 'merged' };
   });
+}
+
+/**
+ * Makes `data` the heartbeat unless one is stored (a store copy): `created`,
+ * `present` when the stored one is equal (whatever its key order or
+ * layout), `conflict` when it is another, or not valid JSON (kept as it is).
+ */
+export async function restoreHeartbeat(dataDir: string, data: unknown): Promise<'created' | 'present' | 'conflict'> {
+  const file = heartbeatFile(dataDir);
+  await ensureFolder(file);
+  return withFileLock(logLockFile(file), async (lock) => {
+    const stored = await readHeartbeatText(file);
+    if (stored !== undefined) {
+      try {
+        return canonicalJson(JSON.parse(stored.text)) === canonicalJson(data) ? 'present' : 'conflict';
+      } catch {
+        return 'conflict';
+      }
+    }
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600, () => {
+      lock.checkSync();
+      return true;
+    });
+    return 'created';
+  });
+}
+
+/** The heartbeat's text and mode, or undefined when there is none. */
+async function readHeartbeatText(file: string): Promise<{ text: string; mode: number } | undefined> {
+  try {
+    const text = await readDataFile(file);
+    return { text, mode: (await stat(file)).mode & 0o777 };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Whether `entry` (a stored heartbeat entry) was seen after `lastSeen`. */
+function seenAfter(entry: Record<string, unknown> | undefined, lastSeen: string): boolean {
+  const stored = entry === undefined ? undefined : timeOf(entry.last_seen ?? entry.ts);
+  const given = timeOf(lastSeen);
+  return stored !== undefined && given !== undefined && stored > given;
+}
+
+/** The stored entry of node `name`, in any of the shapes withEntry writes. */
+function storedEntry(heartbeat: unknown, name: string): Record<string, unknown> | undefined {
+  const nodes = Array.isArray(heartbeat) ? heartbeat : (heartbeat as Record<string, unknown>).nodes;
+  if (isObject(nodes)) return isObject(nodes[name]) ? nodes[name] : undefined;
+  if (!Array.isArray(nodes)) return undefined;
+  return nodes.find((n): n is Record<string, unknown> => isObject(n) && (n.name ?? n.node ?? n.agent) === name);
 }
 
 function parseHeartbeat(text: string): { heartbeat: unknown } | { problem: string } {

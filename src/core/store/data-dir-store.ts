@@ -1,7 +1,7 @@
 import type { EstateConfig } from '../../config.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
-import { scanRecords } from '../jsonl/scan-records.ts';
+import { recordPages } from '../jsonl/record-pages.ts';
 import { isKeyedRecord, keyedLog, restoreKeyed, writeKeyed, type KeyedLogSpec } from '../keyed-log.ts';
 import { createKey, KeyCache, keyStoreHealth, listKeys, readKeys, restoreKeys, revokeKey, touchKey } from '../keys/key-store.ts';
 import { dataDirTokenSecret } from '../keys/token-secret.ts';
@@ -11,12 +11,8 @@ import { createRun, deleteRun, getRun, listRuns } from '../training.ts';
 import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
-import { appendSeries } from '../series/append-series.ts';
-import { mergeHeartbeat } from '../series/heartbeat-merge.ts';
-import { EstateError } from '../../errors.ts';
-import { recentRecords } from '../recent-records.ts';
-import { readStateDocument } from '../state-files.ts';
-import type { Credentials, SeriesFilter, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
+import { dataDirSeries } from '../series/data-dir-series.ts';
+import type { Credentials, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -60,26 +56,7 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     training,
     credentials,
     tokenSecret,
-    series: {
-      appendSample: (sample) => appendSeries(dataDir, sample),
-      mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
-      // Interim (issue 24 wiring in progress): scans, no per-node index yet.
-      ingest: async () => {
-        throw new EstateError('unavailable', 'ingest into the data dir is not built yet');
-      },
-      heartbeat: () => readStateDocument(dataDir, 'heartbeat'),
-      newest: (series, limit, where) => recentRecords(dataDir, series, limit, seriesPredicate(where)),
-      nodes: async () => [],
-      pages: () => {
-        throw new EstateError('unavailable', 'copying the series is not built yet');
-      },
-      restore: async () => {
-        throw new EstateError('unavailable', 'copying the series is not built yet');
-      },
-      restoreHeartbeat: async () => {
-        throw new EstateError('unavailable', 'copying the series is not built yet');
-      },
-    },
+    series: dataDirSeries(dataDir),
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {
@@ -121,20 +98,9 @@ class DataDirRecords implements KeyedRecords {
     return this.log.refresh();
   }
 
-  /** The log read from its start, streamed (scanRecords), lines that are not records counted. */
-  async *pages(pageSize: number): AsyncGenerator<RecordPage> {
-    const stats = { skipped: 0 };
-    let records: JsonRecord[] = [];
-    for await (const record of scanRecords(this.log.file, stats)) {
-      if (!isKeyedRecord(this.spec, record)) stats.skipped++;
-      else records.push(record);
-      if (records.length >= pageSize) {
-        yield { records, skipped: stats.skipped };
-        records = [];
-        stats.skipped = 0;
-      }
-    }
-    if (records.length > 0 || stats.skipped > 0) yield { records, skipped: stats.skipped };
+  /** The log read from its start, streamed, lines that are not records counted (recordPages). */
+  pages(pageSize: number): AsyncIterable<RecordPage> {
+    return recordPages(this.log.file, (record) => isKeyedRecord(this.spec, record), pageSize);
   }
 
   restore(records: readonly JsonRecord[]) {
@@ -182,10 +148,4 @@ class DataDirRecords implements KeyedRecords {
     this.#watcher = undefined;
     await watcher?.close();
   }
-}
-
-/** A record filter for a series read (interim: a predicate over a scan). */
-function seriesPredicate(where: SeriesFilter | undefined): ((r: JsonRecord) => boolean) | undefined {
-  if (!where || (where.node === undefined && where.mount === undefined)) return undefined;
-  return (r) => (where.node === undefined || r.node === where.node) && (where.mount === undefined || r.mount === where.mount);
 }

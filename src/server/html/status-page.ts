@@ -5,7 +5,6 @@ import { health } from '../../api/operations/system.ts';
 import { runOperation } from '../../api/run-operation.ts';
 import { elapsedText } from '../../core/events.ts';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
-import { latestRecord } from '../../core/recent-records.ts';
 import { messageOf } from '../../core/section.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './page.ts';
@@ -35,7 +34,7 @@ interface Activity {
 export async function serveStatus(ctx: EstateContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const [healthResult, pulseResult, logsResult] = await Promise.allSettled([
     runOperation(health, ctx, {}, undefined).then((r) => r.body as Health),
-    latestRecord(ctx.dataDir, 'pulse'),
+    ctx.store.series.newest('pulse', 1).then((page) => page.items[0]),
     runOperation(estateLogs, ctx, { query: { limit: '10' } }, undefined).then((r) => (r.body as { items: Activity[] }).items),
   ]);
   sendPage(req, res, {

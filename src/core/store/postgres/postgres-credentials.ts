@@ -28,18 +28,34 @@ interface KeyRow {
   last_used_at: Date | null;
 }
 
+// An ingest key's node (`--node`) is kept in `scopes` as one more element,
+// `node:NAME`, rather than in a column of its own: no schema migration, and
+// a build from before ingest keys, which knows no such scope, refuses the
+// key everywhere instead of letting it ingest for any node. Elements are
+// sent joined by U+001F, which neither a scope nor a node name can hold.
+
+const NODE_PREFIX = 'node:';
+const SEPARATOR = '\u001f';
+
+/** `scopes` as stored: the scopes, then `node:NAME` for a key bound to a node. */
+function storedScopes(record: KeyRecord): string {
+  return [...record.scopes, ...(record.node === null ? [] : [`${NODE_PREFIX}${record.node}`])].join(SEPARATOR);
+}
+
 function toRecord(row: KeyRow): KeyRecord {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  const node = row.scopes.find((s) => s.startsWith(NODE_PREFIX));
   return {
     key_id: row.key_id,
     user_id: row.user_id,
     name: row.name,
     hash: `sha256:${row.hash.toString('hex')}`,
-    scopes: row.scopes as Scope[],
+    scopes: row.scopes.filter((s) => !s.startsWith(NODE_PREFIX)) as Scope[],
     created_at: row.created_at.toISOString(),
     expires_at: iso(row.expires_at),
     revoked_at: iso(row.revoked_at),
     last_used_at: iso(row.last_used_at),
+    node: node === undefined ? null : node.slice(NODE_PREFIX.length),
   };
 }
 
@@ -55,7 +71,7 @@ export function postgresCredentials(sql: Sql, store: string): Credentials {
         store,
         () => sql`INSERT INTO api_keys (key_id, hash, user_id, name, scopes, created_at, expires_at, revoked_at, last_used_at)
           VALUES (${record.key_id}, ${Buffer.from(record.hash.replace(/^sha256:/, ''), 'hex')}, ${record.user_id}, ${record.name},
-                  string_to_array(${record.scopes.join(',')}, ','), ${record.created_at}, ${record.expires_at}, NULL, NULL)`,
+                  string_to_array(${storedScopes(record)}, chr(31)), ${record.created_at}, ${record.expires_at}, NULL, NULL)`,
       );
       forget(record.key_id);
       return { info: keyInfo(record), key };
@@ -109,7 +125,7 @@ export function postgresCredentials(sql: Sql, store: string): Credentials {
           for (const r of records) {
             const inserted = await tx`INSERT INTO api_keys (key_id, hash, user_id, name, scopes, created_at, expires_at, revoked_at, last_used_at)
               VALUES (${r.key_id}, ${Buffer.from(r.hash.replace(/^sha256:/, ''), 'hex')}, ${r.user_id}, ${r.name},
-                      string_to_array(${r.scopes.join(',')}, ','), ${r.created_at}, ${r.expires_at}, ${r.revoked_at}, ${r.last_used_at})
+                      string_to_array(${storedScopes(r)}, chr(31)), ${r.created_at}, ${r.expires_at}, ${r.revoked_at}, ${r.last_used_at})
               ON CONFLICT (key_id) DO NOTHING RETURNING key_id`;
             if (inserted.length > 0) {
               out.push({ outcome: 'created', stored: r });

@@ -1,0 +1,115 @@
+import { diskUsedPct } from '../disk-usage.ts';
+import { heartbeatNodes, type HeartbeatNode } from '../events.ts';
+import type { JsonRecord } from '../jsonl/parse-record.ts';
+import type { Series } from '../store/store.ts';
+
+// The estate at a glance (`GET /nodes`, `estate nodes`; DESIGN.md 7a): every
+// node the heartbeat or the series know, with its latest figures. Per node a
+// few reads from the newest end of its own records (Series.newest with
+// `node`), never a scan of a log.
+
+export interface NodeSummary {
+  name: string;
+  /** The later of its heartbeat's `last_seen` and its newest trend point's `ts`; null when neither says. */
+  last_seen: string | null;
+  /** No sample for `stale_after_s` (or never one). */
+  stale: boolean;
+  /** The latest pulse's status, else the heartbeat's; null when neither says. */
+  status: string | null;
+  cpu_pct: number | null;
+  mem_used_pct: number | null;
+  load1: number | null;
+  /** The highest `used_bytes / (used_bytes + free_bytes) × 100` (as `df` shows) among the file systems of its newest snapshots. */
+  disk_used_pct: number | null;
+}
+
+export interface NodeList {
+  items: NodeSummary[];
+  count: number;
+  stale_after_s: number;
+  /** The heartbeat, when it cannot be read as one (its nodes are then known from the series alone). */
+  errors: string[];
+}
+
+/** The newest disk snapshots read per node: one sample's worth, for a node with up to this many file systems. */
+export const DISK_WINDOW = 256;
+
+/** Nodes read at once: the reads of many nodes wait their turn rather than all start together. */
+const CONCURRENT_NODES = 16;
+
+/** Every node, sorted by name, with its latest figures and whether it is stale at `now`. */
+export async function listNodes(series: Series, staleAfterS: number, now: Date): Promise<NodeList> {
+  const [heartbeat, known] = await Promise.all([series.heartbeat(), series.nodes()]);
+  const errors: string[] = [];
+  const beats = new Map<string, HeartbeatNode>();
+  for (const node of heartbeatNodes(heartbeat, errors).nodes) {
+    const before = beats.get(node.name);
+    if (!before || before.seen < node.seen) beats.set(node.name, node);
+  }
+  const names = [...new Set([...beats.keys(), ...known])].sort();
+  const items = await mapBounded(names, CONCURRENT_NODES, (name) => summarize(series, name, beats.get(name), staleAfterS, now));
+  return { items, count: items.length, stale_after_s: staleAfterS, errors };
+}
+
+async function summarize(series: Series, name: string, beat: HeartbeatNode | undefined, staleAfterS: number, now: Date): Promise<NodeSummary> {
+  const where = { node: name };
+  const [trends, pulses, disks] = await Promise.all([series.newest('trends', 1, where), series.newest('pulse', 1, where), series.newest('disk', DISK_WINDOW, where)]);
+  const trend = trends.items[0];
+  const pulse = pulses.items[0];
+  const trendAt = timeOf(trend?.ts);
+  const seen = Math.max(beat?.seen ?? -Infinity, trendAt ?? -Infinity);
+  const lastSeen = Number.isFinite(seen) ? seen : undefined;
+  return {
+    name,
+    last_seen: lastSeen === undefined ? null : new Date(lastSeen).toISOString(),
+    stale: lastSeen === undefined || now.getTime() - lastSeen > staleAfterS * 1000,
+    status: stringOf(pulse?.status) ?? beat?.status ?? null,
+    cpu_pct: numberOf(trend?.cpu_pct),
+    mem_used_pct: numberOf(trend?.mem_used_pct),
+    load1: numberOf(trend?.load1),
+    disk_used_pct: highestUsedPct(disks.items),
+  };
+}
+
+/** The highest used share among the snapshots taken with the newest of them (one sample's file systems), as `df` shows it (disk-usage.ts). */
+export function highestUsedPct(newestFirst: readonly JsonRecord[]): number | null {
+  const first = newestFirst[0];
+  if (!first) return null;
+  let highest: number | null = null;
+  for (const snapshot of newestFirst) {
+    if (snapshot.ts !== first.ts) break;
+    const used = numberOf(snapshot.used_bytes);
+    const free = numberOf(snapshot.free_bytes);
+    if (used === null || free === null || used < 0 || free < 0 || used + free === 0) continue;
+    const pct = diskUsedPct({ used_bytes: used, free_bytes: free });
+    if (highest === null || pct > highest) highest = pct;
+  }
+  return highest;
+}
+
+function numberOf(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function stringOf(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function timeOf(v: unknown): number | undefined {
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** `f` over `items`, at most `limit` at once, answers in the order of `items`. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,68 @@
+import { dataPath } from '../data-files.ts';
+import type { FacetFilter } from '../jsonl/indexed-file.ts';
+import type { JsonRecord } from '../jsonl/parse-record.ts';
+import { RecordLog } from '../record-log.ts';
+import { logLockFile } from '../retention/prune-file.ts';
+import { acceptOf, SERIES_RECORDS } from '../series-records.ts';
+import type { SeriesFilter, SeriesName } from '../store/store.ts';
+
+/** The facets of a series log's index: a record's node, its mount, and both together. */
+export const NODE = 'node';
+export const MOUNT = 'mount';
+export const NODE_MOUNT = 'node+mount';
+
+/**
+ * A sample's identity in a series (DESIGN.md 7a): a trend point and a pulse
+ * entry by node and `ts`, a disk snapshot by node, `ts` and mount (strings
+ * each). A record without them (another tool's, with no `node`) has none:
+ * it is stored as it is and never taken for another.
+ *
+ * @example
+ *   sampleKey('disk', { node: 'web-1', ts: '2026-01-01T00:00:00Z', mount: '/' }) // '["web-1","2026-01-01T00:00:00Z","/"]'
+ */
+export function sampleKey(series: SeriesName, record: JsonRecord): string | undefined {
+  const { node, ts } = record;
+  if (typeof node !== 'string' || typeof ts !== 'string') return undefined;
+  if (series !== 'disk') return JSON.stringify([node, ts]);
+  return typeof record.mount === 'string' ? JSON.stringify([node, ts, record.mount]) : undefined;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+/**
+ * The data dir's log of `series` (trends.jsonl, disk.jsonl,
+ * health-pulse.jsonl) as a RecordLog: the records its readers accept
+ * (series-records.ts), keyed by sample identity (sampleKey), with the facets
+ * `node`, `mount` and `node+mount`, so a read of one node (or mount) reads
+ * only its records. The writer lock is the one `estate prune` and the
+ * collector take (`<file>.lock`). The index reads only the fields these need.
+ */
+export function seriesLog(dataDir: string, series: SeriesName): RecordLog {
+  const file = dataPath(dataDir, series);
+  const shape = SERIES_RECORDS[series];
+  return new RecordLog({
+    file,
+    lockFile: logLockFile(file),
+    accept: acceptOf(series),
+    key: (r) => sampleKey(series, r),
+    facets: {
+      [NODE]: (r) => text(r.node),
+      [MOUNT]: (r) => text(r.mount),
+      [NODE_MOUNT]: (r) => (typeof r.node === 'string' && typeof r.mount === 'string' ? nodeMount(r.node, r.mount) : undefined),
+    },
+    fields: ['node', 'ts', 'mount', ...Object.keys(shape.required), ...Object.keys(shape.optional)],
+  });
+}
+
+/** The facet filter of a series read, or undefined for every record (no node, no mount). */
+export function seriesFacet(where: SeriesFilter | undefined): FacetFilter | undefined {
+  const { node, mount } = where ?? {};
+  if (node !== undefined && mount !== undefined) return { facet: NODE_MOUNT, value: nodeMount(node, mount) };
+  if (node !== undefined) return { facet: NODE, value: node };
+  if (mount !== undefined) return { facet: MOUNT, value: mount };
+  return undefined;
+}
+
+function nodeMount(node: string, mount: string): string {
+  return JSON.stringify([node, mount]);
+}
