@@ -224,3 +224,37 @@ test('collect --url with --store is one line and exit 2', async (t) => {
   assert.equal(r.stderr.split('\n').filter((l) => l).length, 1, r.stderr);
   assert.match(r.stderr, /--url sends the samples to a hub and --store writes them to a store/);
 });
+
+test('a spool left by a crash is sent whole: a state of an older generation (a compaction cut short) sends from the start; a torn last line is never sent', { skip: !LINUX }, async (t) => {
+  const hub = await startFakeHub(t);
+  const dir = await nodeDir(t, {});
+  const sample = (ts: string) => ({ trend: { ts, node: 'a' }, disks: [], pulse: { ts, node: 'a', status: 'healthy', checks: {} } });
+  const [t1, t2] = ['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:10.000Z'];
+  await mkdir(path.join(dir, 'collect'));
+  const header = `${JSON.stringify({ spool: 'new-generation' })}\n`;
+  await writeFile(path.join(dir, 'collect', 'spool-a.jsonl'), `${header}${JSON.stringify(sample(t1))}\n${JSON.stringify(sample(t2))}\n{"trend":{"ts":"2026-01-01T00:00:2`);
+  // The state of the spool before the compaction: its offset means nothing in the new file.
+  await writeFile(path.join(dir, 'collect', 'spool-a.state.json'), JSON.stringify({ generation: 'old-generation', offset: 100_000, dropped: 0 }));
+  const r = await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(hub.stored, [t1, t2, r.json.trend.ts]);
+  assert.deepEqual(hub.requests.flatMap((q) => q.ts), [t1, t2, r.json.trend.ts], 'the torn line was not sent');
+  assert.match(r.stderr, /^estate collect: 1 line of the spool that was not a sample \(a torn write\) skipped\n$/);
+  assert.deepEqual(await unsent(dir), []);
+});
+
+test('an acknowledged spool is compacted: the file stays near collect.spool_max_bytes however many samples went through it', { skip: !LINUX }, async (t) => {
+  const hub = await startFakeHub(t);
+  const dir = await nodeDir(t, { collect: { spool_max_bytes: 4096 } });
+  const generations = new Set<string>();
+  for (let i = 0; i < 12; i++) {
+    const r = await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]);
+    assert.equal(r.code, 0, r.stderr);
+    const text = await readFile(path.join(dir, 'collect', 'spool-a.jsonl'), 'utf8');
+    generations.add(JSON.parse(text.slice(0, text.indexOf('\n'))).spool);
+    assert.ok(Buffer.byteLength(text) <= 4096 + 1024 + 4096, `spool file ${Buffer.byteLength(text)} bytes`);
+  }
+  assert.equal(hub.stored.length, 12);
+  assert.ok(generations.size > 1, 'rewritten without its acknowledged head');
+  assert.deepEqual(await unsent(dir), []);
+});

@@ -50,7 +50,8 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
       io.stdout(escapeControls(`${spooled.trend.ts} ${settings.node}: ${spooled.pulse.status}; 1 trend point, ${disks}, 1 pulse entry, spooled for ${target.url}${missing}`) + '\n');
     }
   };
-  const sayRefused = (report: SendReport) => {
+  const sayDropped = (report: SendReport) => {
+    if (report.unreadable > 0) say(`${report.unreadable} line${report.unreadable === 1 ? '' : 's'} of the spool that ${report.unreadable === 1 ? 'was' : 'were'} not a sample (a torn write) skipped`);
     if (report.refused.length === 0) return;
     const [first] = report.refused;
     const more = report.refused.length > 1 ? ` (and ${report.refused.length - 1} more)` : '';
@@ -60,7 +61,7 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
   if (run.once) {
     print(await spoolSample(spool, options));
     const report = await sendSpool(spool, target);
-    sayRefused(report);
+    sayDropped(report);
     if (report.outcome === 'drained') return;
     const waiting = `the samples wait in the spool (${await spool.pendingBytes()} bytes) for the next run`;
     if (report.outcome === 'denied') {
@@ -76,7 +77,7 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
   let trouble: string | undefined;
   const sender = startHubSender(spool, target, stopping.signal, {
     sent: (report) => {
-      sayRefused(report);
+      sayDropped(report);
       if (report.outcome === 'drained') {
         if (trouble !== undefined) say(`${target.url} takes samples again: ${report.sent} sent (${report.duplicates} it had already)`);
         trouble = undefined;
