@@ -159,7 +159,7 @@ test('past collect.spool_max_bytes the oldest samples are dropped and said; the 
   const hub = await startHub(t);
   await hub.stop();
   const dir = await nodeDir(t, { collect: { spool_max_bytes: 4096 } });
-  const runs = [];
+  const runs: Awaited<ReturnType<typeof once>>[] = [];
   for (let i = 0; i < 10 && !runs.some((r) => /dropped the \d+ oldest/.test(r.stderr)); i++) runs.push(await once(hub.url, hub.ingestKey, dir));
   const dropper = runs.find((r) => /dropped the \d+ oldest/.test(r.stderr));
   assert.ok(dropper, 'a run said it dropped the oldest');

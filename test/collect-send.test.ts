@@ -151,7 +151,7 @@ for (const names of [true, false]) {
     hub.namesRefused = names;
     await hub.stop();
     const dir = await nodeDir(t);
-    const runs = [];
+    const runs: Awaited<ReturnType<typeof runEstate>>[] = [];
     for (let i = 0; i < 3; i++) runs.push(await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]));
     const [a, b, c] = runs.map((r) => r.json.trend.ts as string);
     await hub.start();
