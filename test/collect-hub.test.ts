@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { runEstate, startEstate } from './helpers/cli.ts';
+import { nodeDir, printedTs } from './helpers/collector.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { PATIENCE_MS, waitUntil } from './helpers/wait-until.ts';
 
@@ -49,17 +47,6 @@ async function startHub(t: After): Promise<Hub> {
   return hub;
 }
 
-async function nodeDir(t: After, config?: object): Promise<string> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'estate-collect-hub-'));
-  t.after(() => rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
-  const dir = path.join(root, 'node');
-  if (config) {
-    await mkdir(dir);
-    await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify(config));
-  }
-  return dir;
-}
-
 /** The records of node a the hub holds in `series`, oldest first. */
 async function stored(hub: Hub, series: 'trends' | 'disk' | 'health/pulse'): Promise<any[]> {
   const r = await fetch(`${hub.url}/${series}?node=a&limit=1000`, { headers: { 'X-API-Key': hub.readKey }, signal: AbortSignal.timeout(PATIENCE_MS) });
@@ -70,11 +57,6 @@ const storedTs = async (hub: Hub) => (await stored(hub, 'trends')).map((p) => p.
 
 const collect = (url: string, key: string, dir: string, ...more: string[]) => ['collect', '--url', url, '--api-key', key, '--data-dir', dir, '--node', 'a', '--json', ...more];
 const once = (url: string, key: string, dir: string) => runEstate(['collect', '--once', ...collect(url, key, dir).slice(1)]);
-const printed = (stdout: string): string[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l).trend.ts);
 
 test('a hub stopped while the collector takes 360 samples (every 100 ms) and started again stores every one once, oldest first, with no gap', { skip: !LINUX }, async (t) => {
   const COUNT = 360;
@@ -82,13 +64,13 @@ test('a hub stopped while the collector takes 360 samples (every 100 ms) and sta
   await hub.stop();
   const dir = await nodeDir(t);
   const collector = startEstate(t, collect(hub.url, hub.ingestKey, dir, '--interval', '100ms'));
-  await collector.waitForStdout(`${COUNT} samples`, (out) => printed(out).length >= COUNT, 5 * PATIENCE_MS);
+  await collector.waitForStdout(`${COUNT} samples`, (out) => printedTs(out).length >= COUNT, 5 * PATIENCE_MS);
   await hub.restart();
   await waitUntil(`the hub has the first ${COUNT} samples`, async () => (await storedTs(hub)).length >= COUNT);
   await waitUntil('the collector says the hub takes samples again', () => /takes samples again/.test(collector.stderr()));
   const stopped = await collector.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
-  const sampled = printed(stopped.stdout);
+  const sampled = printedTs(stopped.stdout);
   const ts = await storedTs(hub);
   assert.deepEqual(ts, sampled.slice(0, ts.length), 'every sample, oldest first, none twice, no gap');
   const pulses = (await stored(hub, 'health/pulse')).map((p) => p.ts);
@@ -141,9 +123,9 @@ test('a collector killed (SIGKILL) while the hub stores a batch whose answer it 
   const via = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   const dir = await nodeDir(t);
   const collector = startEstate(t, collect(via, hub.ingestKey, dir, '--interval', '100ms'));
-  await waitUntil('the hub stored a batch and 5 samples are taken', () => forwarded >= 1 && printed(collector.stdout()).length >= 5);
+  await waitUntil('the hub stored a batch and 5 samples are taken', () => forwarded >= 1 && printedTs(collector.stdout()).length >= 5);
   const killed = await collector.stop('SIGKILL');
-  const sampled = printed(killed.stdout);
+  const sampled = printedTs(killed.stdout);
   const before = await storedTs(hub);
   assert.ok(before.length >= 1);
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { runEstate, startEstate } from './helpers/cli.ts';
+import { nodeDir, printedTs } from './helpers/collector.ts';
 import { startFakeHub } from './helpers/fake-hub.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
@@ -13,25 +13,8 @@ import { waitUntil } from './helpers/wait-until.ts';
 
 const LINUX = process.platform === 'linux';
 
-async function nodeDir(t: Pick<TestContext, 'after'>, config?: object): Promise<string> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'estate-collect-send-'));
-  t.after(() => rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
-  const dir = path.join(root, 'node');
-  if (config) {
-    await mkdir(dir);
-    await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify(config));
-  }
-  return dir;
-}
-
 const collectArgs = (url: string, dir: string, ...more: string[]) => ['collect', '--url', url, '--api-key', 'node-key', '--data-dir', dir, '--node', 'a', '--json', ...more];
 
-/** The ts of each sample a running collector printed (--json: one line each). */
-const printed = (stdout: string): string[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l).trend.ts);
 
 /** The samples of the spool not yet acknowledged, read as the spool's state says (spool-state.ts). */
 async function unsent(dir: string): Promise<string[]> {
@@ -71,14 +54,14 @@ test('collect --url: a hub stopped while the collector samples every 100 ms gets
   await hub.stop();
   const dir = await nodeDir(t);
   const collector = startEstate(t, collectArgs(hub.url, dir, '--interval', '100ms'));
-  await collector.waitForStdout(`${COUNT} samples`, (out) => printed(out).length >= COUNT);
+  await collector.waitForStdout(`${COUNT} samples`, (out) => printedTs(out).length >= COUNT);
   assert.equal(hub.stored.length, 0);
   await hub.start();
   await waitUntil(`the hub has the first ${COUNT} samples`, () => hub.stored.length >= COUNT);
   await waitUntil('the collector says the hub is back', () => /takes samples again/.test(collector.stderr()));
   const stopped = await collector.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
-  const sampled = printed(stopped.stdout);
+  const sampled = printedTs(stopped.stdout);
   assert.deepEqual(hub.stored, sampled.slice(0, hub.stored.length), 'stored oldest first, without a gap');
   assert.equal(hub.duplicates, 0);
   const lines = stopped.stderr.split('\n').filter((l) => l !== '');
@@ -124,7 +107,7 @@ test('collect --url: past collect.spool_max_bytes the oldest unsent samples are 
   const stopped = await collector.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
   assert.match(stopped.stderr, /the spool is over collect\.spool_max_bytes \(4096 bytes\): dropped the \d+ oldest unsent samples?/);
-  const sampled = printed(stopped.stdout);
+  const sampled = printedTs(stopped.stdout);
   const waiting = await unsent(dir);
   assert.ok(waiting.length < sampled.length, 'some were dropped');
   assert.deepEqual(waiting, sampled.slice(sampled.length - waiting.length), 'the newest are kept, in order');
@@ -189,7 +172,7 @@ test('collect --url: a hub answering 503 with Retry-After is tried again, said o
   await waitUntil('the hub stored samples', () => hub.stored.length >= 5);
   const stopped = await collector.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
-  const sampled = printed(stopped.stdout);
+  const sampled = printedTs(stopped.stdout);
   assert.deepEqual(hub.stored, sampled.slice(0, hub.stored.length));
   assert.equal(stopped.stderr.match(/answered 503/g)?.length, 1, stopped.stderr);
 });
@@ -200,10 +183,10 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     hub.mode = { kind: 'hold' };
     const dir = await nodeDir(t);
     const collector = startEstate(t, collectArgs(hub.url, dir, '--interval', '100ms'));
-    await waitUntil('a send is in flight and 5 samples are taken', () => hub.requests.length >= 1 && printed(collector.stdout()).length >= 5);
+    await waitUntil('a send is in flight and 5 samples are taken', () => hub.requests.length >= 1 && printedTs(collector.stdout()).length >= 5);
     const stopped = await collector.stop(signal);
     if (signal === 'SIGTERM') assert.equal(stopped.code, 0, stopped.stderr);
-    const sampled = printed(stopped.stdout);
+    const sampled = printedTs(stopped.stdout);
     const spool = await readFile(path.join(dir, 'collect', 'spool-a.jsonl'), 'utf8');
     assert.ok(spool.endsWith('\n'), 'no torn last line');
     const waiting = await unsent(dir);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { dataPath } from '../../data-files.ts';
 import { withFileLock } from '../../file-lock.ts';
 import { isNotFound } from '../../fs-errors.ts';
-import { appendRecords, ensureFolder } from '../../jsonl/append-record.ts';
+import { appendRecords, ensureFolder, syncDirectory } from '../../jsonl/append-record.ts';
 import { openDataFile } from '../../open-data-file.ts';
 import type { SeriesSample } from '../../store/store.ts';
 import { readSpoolState, type SpoolState, writeSpoolState } from './spool-state.ts';
@@ -167,7 +167,7 @@ export class SampleSpool {
         }
         await rename(temp, this.file);
         temp = undefined;
-        await syncFolder(path.dirname(this.file));
+        await syncDirectory(path.dirname(this.file));
         await writeSpoolState(this.stateFile, { generation, offset: header.length, dropped: state.dropped });
         return true;
       } finally {
@@ -287,14 +287,5 @@ async function copyRange(from: FileHandle, to: FileHandle, start: number, end: n
     if (bytesRead === 0) break;
     await to.write(buffer, 0, bytesRead);
     at += bytesRead;
-  }
-}
-
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
