@@ -16,6 +16,15 @@ const LINUX = process.platform === 'linux';
 const collectArgs = (url: string, dir: string, ...more: string[]) => ['collect', '--url', url, '--api-key', 'node-key', '--data-dir', dir, '--node', 'a', '--json', ...more];
 
 
+/** The samples a collector printed with --json, one line each. */
+const jsonLines = (stdout: string): any[] =>
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
+/** How many samples the spool's bound dropped, as the printed samples say. */
+const dropsIn = (samples: any[]): number => samples.reduce((n, s) => n + s.spool_dropped, 0);
+
 /** The samples of the spool not yet acknowledged, read as the spool's state says (spool-state.ts). */
 async function unsent(dir: string): Promise<string[]> {
   const text = await readFile(path.join(dir, 'collect', 'spool-a.jsonl'), 'utf8').catch(() => '');
@@ -100,22 +109,18 @@ test('collect --url: past collect.spool_max_bytes the oldest unsent samples are 
   await hub.stop();
   const dir = await nodeDir(t, { collect: { spool_max_bytes: 4096 } });
   const collector = startEstate(t, collectArgs(hub.url, dir, '--interval', '100ms'));
-  await collector.waitForStdout('samples after a drop', (out) => {
-    const lines = out.split('\n').filter((l) => l.startsWith('{'));
-    return lines.some((l) => /spool was full/.test(JSON.parse(l).pulse.checks.collector?.message ?? ''));
+  await collector.waitForStdout('three drops, and a sample after one', (out) => {
+    const samples = jsonLines(out);
+    return dropsIn(samples) >= 3 && samples.some((s) => /spool was full/.test(s.pulse.checks.collector?.message ?? ''));
   });
   const stopped = await collector.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
-  assert.match(stopped.stderr, /the spool is over collect\.spool_max_bytes \(4096 bytes\): dropped the \d+ oldest unsent samples?/);
+  assert.equal(stopped.stderr.match(/the spool is over collect\.spool_max_bytes \(4096 bytes\): dropped the \d+ oldest unsent samples?/g)?.length, 1, `said once: ${stopped.stderr}`);
   const sampled = printedTs(stopped.stdout);
   const waiting = await unsent(dir);
   assert.ok(waiting.length < sampled.length, 'some were dropped');
   assert.deepEqual(waiting, sampled.slice(sampled.length - waiting.length), 'the newest are kept, in order');
-  const noted = stopped.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l))
-    .find((s) => s.pulse.checks.collector?.message?.includes('spool was full'));
+  const noted = jsonLines(stopped.stdout).find((s) => s.pulse.checks.collector?.message?.includes('spool was full'));
   assert.equal(noted.pulse.checks.collector.status, 'degraded');
   assert.match(noted.pulse.checks.collector.message, /\d+ oldest samples? dropped before the hub took/);
 
@@ -126,6 +131,23 @@ test('collect --url: past collect.spool_max_bytes the oldest unsent samples are 
   const dropped = last.json.spool_dropped;
   assert.equal(dropped > 0, /dropped the \d+ oldest/.test(last.stderr), last.stderr);
   assert.deepEqual(hub.stored, [...waiting.slice(dropped), last.json.trend.ts]);
+});
+
+test('collect --url: a full spool is said at the first drop and in all once the hub takes samples again', { skip: !LINUX }, async (t) => {
+  const hub = await startFakeHub(t);
+  await hub.stop();
+  const dir = await nodeDir(t, { collect: { spool_max_bytes: 4096 } });
+  const collector = startEstate(t, collectArgs(hub.url, dir, '--interval', '100ms'));
+  await collector.waitForStdout('three drops', (out) => dropsIn(jsonLines(out)) >= 3);
+  await hub.start();
+  await waitUntil('the collector says how many it dropped in all', () => /in all, the full spool dropped/.test(collector.stderr()));
+  const stopped = await collector.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  const total = Number(/in all, the full spool dropped the (\d+) oldest/.exec(stopped.stderr)![1]);
+  const printedDrops = dropsIn(jsonLines(stopped.stdout));
+  assert.ok(total >= 3 && total <= printedDrops, `${total} of ${printedDrops}`);
+  const sampled = printedTs(stopped.stdout);
+  assert.deepEqual(hub.stored, sampled.slice(total, total + hub.stored.length), 'the oldest dropped, the rest in order');
 });
 
 for (const names of [true, false]) {

@@ -36,10 +36,14 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
   const { intervalMs, retentionMs: _r, spoolMaxBytes, ...options } = settings;
   const spool = new SampleSpool(settings.dataDir, settings.node, spoolMaxBytes);
   const say = (line: string) => io.stderr(`estate collect: ${escapeControls(line)}\n`);
+  const samples = (n: number) => `${n} oldest unsent sample${n === 1 ? '' : 's'}`;
+  // A full spool drops a sample per sample while the hub is away: said at the first drop, and in all once the hub takes samples again.
+  let droppedSinceSaid = 0;
   const print = (spooled: SpooledSample) => {
-    if (spooled.dropped > 0) {
-      say(`the spool is over collect.spool_max_bytes (${spoolMaxBytes} bytes): dropped the ${spooled.dropped} oldest unsent sample${spooled.dropped === 1 ? '' : 's'}`);
+    if (spooled.dropped > 0 && (run.once || droppedSinceSaid === 0)) {
+      say(`the spool is over collect.spool_max_bytes (${spoolMaxBytes} bytes): dropped the ${samples(spooled.dropped)}${run.once ? '' : ' (more are dropped while the hub cannot take them: said in all once it does)'}`);
     }
+    droppedSinceSaid += spooled.dropped;
     if (run.json) {
       const { dropped, ...rest } = spooled;
       const out = { ...rest, spool_dropped: dropped };
@@ -80,6 +84,8 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
       sayDropped(report);
       if (report.outcome === 'drained') {
         if (trouble !== undefined) say(`${target.url} takes samples again: ${report.sent} sent (${report.duplicates} it had already)`);
+        if (droppedSinceSaid > 0) say(`in all, the full spool dropped the ${samples(droppedSinceSaid)} while the hub could not take them`);
+        droppedSinceSaid = 0;
         trouble = undefined;
         return;
       }
