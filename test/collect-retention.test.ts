@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { runEstate } from './helpers/cli.ts';
+import { runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 // The collector applies collect.retention (DESIGN.md 7a) to the series logs
 // it writes: at most once an hour, in a loop or over runs of --once.
@@ -53,4 +54,24 @@ test('collect without collect.retention prunes nothing', { skip: !LINUX }, async
   const r = await runEstate(['collect', '--once', '--node', 'n1', '--data-dir', dir]);
   assert.equal(r.code, 0, r.stderr);
   assert.ok((await linesOf(path.join(dir, LOGS.trends))).some((l) => l.includes(longAgo)));
+});
+
+test('serve --collect applies collect.retention too, and logs what it dropped', { skip: !LINUX }, async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ collect: { retention: '1d' } }));
+  const longAgo = new Date(Date.now() - 3 * 86_400_000).toISOString();
+  for (const file of Object.values(LOGS)) await writeFile(path.join(dir, file), old('other', longAgo));
+  const running = startEstate(t, ['serve', '--collect', '--interval', '1s', '--port', '0', '--data-dir', dir, '--log-format', 'json']);
+  await waitUntil('the old records are pruned', async () => {
+    const lines = await linesOf(path.join(dir, LOGS.pulse));
+    return lines.length > 0 && !lines.some((l) => l.includes(longAgo));
+  });
+  const stopped = await running.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  for (const file of Object.values(LOGS)) assert.equal((await linesOf(path.join(dir, file))).some((l) => l.includes(longAgo)), false, file);
+  const pruned = stopped.stderr
+    .split('\n')
+    .filter((l) => l.includes('collect_pruned'))
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(pruned.map((l) => l.dropped), [{ trends: 1, disk: 1, pulse: 1 }]);
 });

@@ -263,3 +263,19 @@ test('an acknowledged spool is compacted: the file stays near collect.spool_max_
   assert.ok(generations.size > 1, 'rewritten without its acknowledged head');
   assert.deepEqual(await unsent(dir), []);
 });
+
+test('collect with ESTATE_URL and ESTATE_API_KEY sends to that hub, its spool in ESTATE_DATA_DIR; ESTATE_DATA_DIR alone writes the local series', { skip: !LINUX }, async (t) => {
+  const hub = await startFakeHub(t);
+  const dir = await nodeDir(t);
+  const env = { ESTATE_URL: hub.url, ESTATE_API_KEY: 'env-key', ESTATE_DATA_DIR: dir };
+  const sent = await runEstate(['collect', '--once', '--node', 'a', '--json'], { env });
+  assert.equal(sent.code, 0, sent.stderr);
+  assert.deepEqual(hub.stored, [sent.json.trend.ts]);
+  assert.deepEqual(hub.requests.map((r) => r.apiKey), ['env-key']);
+  assert.deepEqual(await unsent(dir), []);
+
+  const local = await runEstate(['collect', '--once', '--node', 'a', '--json'], { env: { ESTATE_DATA_DIR: dir } });
+  assert.equal(local.code, 0, local.stderr);
+  assert.equal(hub.requests.length, 1);
+  assert.match(await readFile(path.join(dir, 'trends.jsonl'), 'utf8'), new RegExp(local.json.trend.ts));
+});
