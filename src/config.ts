@@ -245,6 +245,8 @@ const SECTIONS = {
         retention: z.string().refine(isDuration, 'a whole number and a unit, like 30d or 12h, at most 3650d').optional(),
         /** How often `estate collect` samples without --once: a duration such as 60s (the default). */
         interval: z.string().refine(isDuration, 'a whole number and a unit, like 60s or 5m, at most 3650d').optional(),
+        /** The bound of the spool of a collector sending to a hub (`estate collect --url`), in bytes: past it the oldest unsent samples are dropped. Default 64 MiB. */
+        spool_max_bytes: z.int().min(4096).max(2 ** 40).optional(),
         /** Where the host's root file system is mounted when collecting from a container (`--host-prefix`). */
         host_prefix: z.string().min(1).max(4096).optional(),
         /** The pulse thresholds, each over its default (DESIGN.md 7a): a value at or above one takes that status. */

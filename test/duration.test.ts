@@ -6,6 +6,7 @@ import { EstateError } from '../src/errors.ts';
 test('parseDuration reads a whole number and one unit', async (t) => {
   const cases: [string, number][] = [
     ['30s', 30_000],
+    ['100ms', 100],
     ['1s', 1_000],
     ['15m', 900_000],
     ['1h', 3_600_000],

@@ -7,6 +7,8 @@ import { parseDuration } from '../core/duration.ts';
 import { EstateError } from '../errors.ts';
 
 const DEFAULT_INTERVAL = '60s';
+/** `collect.spool_max_bytes` when the config says nothing (DESIGN.md 7a). */
+export const DEFAULT_SPOOL_MAX_BYTES = 64 * 1024 * 1024;
 
 /** What `estate collect` and `estate serve --collect` read their collector's settings from. */
 export interface CollectFlags {
@@ -18,7 +20,7 @@ export interface CollectFlags {
 /**
  * The collector's settings from the flags, else the environment
  * (`ESTATE_HOST_PREFIX`), else the config's `collect` section, else the
- * defaults; a usage error (exit 2) for a bad interval, an empty node name, a
+ * defaults (with `collect.retention` and `collect.spool_max_bytes`); a usage error (exit 2) for a bad interval, an empty node name, a
  * host prefix that is not a directory, or thresholds out of order.
  */
 export function collectSettings(flags: CollectFlags, config: EstateConfig, env: NodeJS.ProcessEnv, dataDir: string): CollectorSettings {
@@ -26,7 +28,16 @@ export function collectSettings(flags: CollectFlags, config: EstateConfig, env: 
   const node = flags.node ?? nodeName(config);
   if (node.trim() === '') throw new EstateError('usage', '--node: a node name cannot be empty');
   const root = hostRoot(flags.hostPrefix ?? env.ESTATE_HOST_PREFIX ?? config.collect?.host_prefix);
-  return { node, root, thresholds: mergedThresholds(config), dataDir, intervalMs };
+  const retention = config.collect?.retention;
+  return {
+    node,
+    root,
+    thresholds: mergedThresholds(config),
+    dataDir,
+    intervalMs,
+    retentionMs: retention === undefined ? undefined : parseDuration(retention, 'collect.retention'),
+    spoolMaxBytes: config.collect?.spool_max_bytes ?? DEFAULT_SPOOL_MAX_BYTES,
+  };
 }
 
 /** The time between samples: `--interval`, else `collect.interval`, else 60s. */

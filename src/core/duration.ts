@@ -1,11 +1,11 @@
 import { EstateError } from '../errors.ts';
 
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-const DURATION = /^([1-9][0-9]{0,6})([smhd])$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION = /^([1-9][0-9]{0,6})(ms|[smhd])$/;
 
 /**
- * A positive duration written as an integer and one unit, `s`, `m`, `h` or
- * `d` (`30s`, `15m`, `1h`, `7d`), in milliseconds. Anything else, or more
+ * A positive duration written as an integer and one unit, `ms`, `s`, `m`,
+ * `h` or `d` (`500ms`, `30s`, `15m`, `1h`, `7d`), in milliseconds. Anything else, or more
  * than `maxMs`, is a `usage` error (exit 2) naming `what`.
  *
  * @example parseDuration('15m', '--ttl') // 900000

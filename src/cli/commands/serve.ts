@@ -136,6 +136,7 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
           if (recorded.heartbeatProblem) warn('collect_heartbeat_left_alone', recorded.heartbeatProblem);
         },
         failed: (err) => warn('collect_failed', err),
+        pruned: (counts) => log({ level: 'info', time: new Date().toISOString(), event: 'collect_pruned', dropped: Object.fromEntries(Object.entries(counts).map(([name, c]) => [name, c.dropped])) }),
       }),
     )
     .catch((err: unknown) => warn('collect_failed', err));

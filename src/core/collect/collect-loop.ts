@@ -1,31 +1,40 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { PruneCounts } from '../retention/prune-file.ts';
 import type { Store } from '../store/store.ts';
+import { applyRetention } from './apply-retention.ts';
 import { type RecordedSample, recordSample } from './record-sample.ts';
 import type { SampleOptions } from './sample-types.ts';
 
-/** What a running collector is told to do: what `recordSample` takes, and how often. */
+/** What a running collector is told to do: what `recordSample` takes, how often, and how long the series keep records. */
 export interface CollectorSettings extends Omit<SampleOptions, 'previous'> {
   intervalMs: number;
+  /** `collect.retention`, when set: records older than this are pruned from the series logs (applyRetention). */
+  retentionMs?: number | undefined;
+  /** `collect.spool_max_bytes`: the bound of the spool of a collector sending to a hub. */
+  spoolMaxBytes: number;
 }
 
-export interface CollectorReport {
+export interface SamplingReport<T> {
   /** Each sample written. */
-  sampled: (recorded: RecordedSample) => void;
+  sampled: (recorded: T) => void;
   /** A sample that failed after the first (a lock held too long, a full disk): the next one is tried. */
   failed: (err: unknown) => void;
 }
 
+export interface CollectorReport extends SamplingReport<RecordedSample> {
+  /** A retention pass that dropped records: the counts per log. */
+  pruned?: (counts: Record<string, PruneCounts>) => void;
+}
+
 /**
- * Samples this node every `intervalMs` until `signal` aborts, each sample
- * written through the store (`recordSample`). The sample in progress when
- * the signal comes is finished first, so a stop never tears a line. The
- * first sample's failure is thrown (a collector that cannot write at all
- * says so at once); a later one is reported and the next one tried.
- * `estate collect` and `estate serve --collect` both run this.
+ * Runs `take` now and then every `intervalMs` until `signal` aborts. The
+ * sample in progress when the signal comes is finished first, so a stop
+ * never tears a line. The first sample's failure is thrown (a collector
+ * that cannot write at all says so at once); a later one is reported and
+ * the next one tried.
  */
-export async function runCollector(store: Store, settings: CollectorSettings, signal: AbortSignal, report: CollectorReport): Promise<void> {
-  const { intervalMs, ...options } = settings;
-  report.sampled(await recordSample(store, options));
+export async function sampleEvery<T>(take: () => Promise<T>, intervalMs: number, signal: AbortSignal, report: SamplingReport<T>): Promise<void> {
+  report.sampled(await take());
   while (!signal.aborted) {
     try {
       await sleep(intervalMs, undefined, { signal });
@@ -33,9 +42,42 @@ export async function runCollector(store: Store, settings: CollectorSettings, si
       return;
     }
     try {
-      report.sampled(await recordSample(store, options));
+      report.sampled(await take());
     } catch (err) {
       report.failed(err);
     }
+  }
+}
+
+/**
+ * Samples this node every `intervalMs` until `signal` aborts, each sample
+ * written through the store (`recordSample`), and applies `retentionMs`
+ * to the data dir's series logs after a sample when it is due (at most
+ * once an hour: applyRetention; a PostgreSQL store keeps its series in
+ * tables, which this does not prune). `estate collect` and `estate serve
+ * --collect` both run this.
+ */
+export async function runCollector(store: Store, settings: CollectorSettings, signal: AbortSignal, report: CollectorReport): Promise<void> {
+  const { intervalMs, retentionMs, spoolMaxBytes: _, ...options } = settings;
+  await sampleEvery(
+    async () => {
+      const recorded = await recordSample(store, options);
+      await pruneIfDue(store, settings, report);
+      return recorded;
+    },
+    intervalMs,
+    signal,
+    report,
+  );
+}
+
+/** applyRetention for a data-dir store with `collect.retention` set; a failure is reported, not thrown (the sample was written). */
+export async function pruneIfDue(store: Store, settings: Pick<CollectorSettings, 'dataDir' | 'retentionMs'>, report: Pick<CollectorReport, 'pruned' | 'failed'>): Promise<void> {
+  if (store.kind !== 'data-dir' || !settings.retentionMs) return;
+  try {
+    const counts = await applyRetention(settings.dataDir, settings.retentionMs);
+    if (counts && Object.values(counts).some((c) => c.dropped > 0)) report.pruned?.(counts);
+  } catch (err) {
+    report.failed(err);
   }
 }

@@ -81,8 +81,8 @@ export async function ensureFolder(file: string): Promise<void> {
   if (made !== undefined) await syncDirectory(path.dirname(made));
 }
 
-/** fsync of a folder, so a newly created file's entry survives a crash. */
-async function syncDirectory(dir: string): Promise<void> {
+/** fsync of a folder, so a newly created (or renamed) file's entry survives a crash. */
+export async function syncDirectory(dir: string): Promise<void> {
   let handle;
   try {
     handle = await open(dir, 'r');
