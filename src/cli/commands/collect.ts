@@ -3,6 +3,7 @@ import { assertDataDir, loadConfig, resolveDataDir, resolveStoreSpec } from '../
 import type { RecordedSample } from '../../core/collect/record-sample.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { collectSettings, DEFAULT_INTERVAL } from '../collect-settings.ts';
+import { keepCollectorLight } from '../collector-v8-settings.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import { escapeControls } from '../safe-text.ts';
@@ -65,6 +66,7 @@ export function collectCommand(io: CliIO): Command {
           const { intervalMs: _, ...once } = settings;
           return print(await recordSample(store, once));
         }
+        keepCollectorLight(process.execArgv, io.env.NODE_OPTIONS);
         const stopping = new AbortController();
         void io.onStop().then(() => stopping.abort());
         await runCollector(store, settings, stopping.signal, {
