@@ -13,8 +13,8 @@
 //
 // It reports; it asserts nothing. Knobs: BENCH_SIZES=1MB,100MB,1GB,
 // BENCH_SECONDS=4 (per run), BENCH_ROUNDS=3, BENCH_CONNECTIONS=50,
-// BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,cold (what to
-// run), BENCH_MINIMAL=1 (adds the bare server without production work, the
+// BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,hub,cold,collector (what to
+// run; hub-postgres adds the hub on PostgreSQL), BENCH_MINIMAL=1 (adds the bare server without production work, the
 // physical limit), BENCH_APPEND_MS=N (the servers read a copy of the
 // trends log, and another writer appends a point to it every N ms while
 // /trends is driven: answers cannot be the same as the last),
@@ -43,7 +43,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const completions = Number(process.env.BENCH_COMPLETIONS ?? 1_000_000);
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,cold,collector').split(',').map((s) => s.trim()));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,hub,cold,collector').split(',').map((s) => s.trim()));
 const appendMs = Number(process.env.BENCH_APPEND_MS ?? 0);
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
@@ -208,6 +208,20 @@ if (parts.has('writes')) {
   writes = spawnSync(process.execPath, [path.join(root, 'bench', 'writes.mjs'), '--seconds', String(seconds), '--concurrency', '64'], { env, encoding: 'utf8' });
 }
 
+// The hub (issue 24): 200 nodes pushing samples, on the data dir and, with
+// BENCH_PARTS=hub-postgres, on PostgreSQL with three replicas; reads on a
+// hub holding 100 nodes × 100,000 points.
+const hubRuns = [];
+for (const [part, args] of [
+  ['hub', [path.join(root, 'bench', 'hub-ingest.mjs'), '--seconds', String(Math.max(seconds, 10))]],
+  ['hub-postgres', [path.join(root, 'bench', 'hub-ingest.mjs'), '--seconds', String(Math.max(seconds, 10)), '--postgres', '--replicas', '3']],
+  ['hub', [path.join(root, 'bench', 'many-nodes.mjs'), '--seconds', String(seconds)]],
+]) {
+  if (!parts.has(part)) continue;
+  log(`  ${path.basename(args[0])} ${args.slice(1).join(' ')}`);
+  hubRuns.push(spawnSync(process.execPath, args, { env, encoding: 'utf8' }));
+}
+
 let postgresReads;
 if (parts.has('postgres')) {
   log('PostgreSQL aggregates and feeds beside the data dir (bench/postgres-reads.mjs)…');
@@ -270,6 +284,7 @@ if (feedRows.length) {
   console.log(`\nFirst filtered read after start (answered while the index builds): ${indexSeconds.toFixed(2)} s; the whole index built ${indexBuiltSeconds.toFixed(1)} s after start`);
 }
 if (writes) console.log(`\n\`\`\`\n${writes.stdout.trim() || writes.stderr.trim()}\n\`\`\``);
+for (const run of hubRuns) console.log(`\n${run.stdout.trim() || run.stderr.trim()}`);
 if (postgresReads) console.log(`\n${postgresReads.stdout.trim() || postgresReads.stderr.trim()}`);
 if (rss.length) console.log(`\n${table(['server', 'RSS MB', 'peak RSS MB (since start)'], rss)}`);
 if (collector) console.log(`\n${collector.stdout.trim()}`);

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// Benchmark of a hub taking samples: simulated nodes push batches to
+// POST /ingest at once, against the built binary.
+//
+//   node bench/hub-ingest.mjs [--nodes 200] [--batch 10] [--seconds 10]
+//   node bench/hub-ingest.mjs --postgres [--replicas 3]   (a temporary PostgreSQL cluster)
+//
+// Starts `bin/estate serve` on 127.0.0.1 over a fresh data dir (with
+// `--postgres`: REPLICAS servers on one database, `estate migrate`d first,
+// each node sending to one of them in turn). Each simulated node sends a batch
+// of BATCH samples (a trend point, three disk snapshots and a pulse entry
+// each, as `estate collect` takes them), waits for the answer, and sends the
+// next, for SECONDS. Then it reads every node's trend points back through
+// `/trends?node=` and checks that each acknowledged sample is stored exactly
+// once. Reports samples acknowledged per second, the latency of a batch
+// (p50, p99) and the servers' RSS; asserts nothing about speed. Bounded in
+// time; not part of `npm test`. Needs `npm run build` first.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { register } from 'tsx/esm/api';
+import { memoryMb } from './server-process.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin', 'estate');
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '200' },
+    batch: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '10' },
+    postgres: { type: 'boolean', default: false },
+    replicas: { type: 'string', default: '3' },
+  },
+});
+const clamp = (text, low, high, fallback) => Math.min(Math.max(Number(text) || fallback, low), high);
+const NODES = clamp(values.nodes, 1, 1000, 200);
+const BATCH = clamp(values.batch, 1, 1000, 10);
+const SECONDS = clamp(values.seconds, 1, 120, 10);
+const HARD_DEADLINE_MS = (SECONDS + 180) * 1000;
+
+const temp = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-hub-'));
+const dataDir = path.join(temp, 'data');
+const apiKey = randomBytes(24).toString('hex');
+const servers = [];
+const cleanups = [];
+const deadline = setTimeout(() => {
+  console.error(`bench/hub-ingest: still running after ${HARD_DEADLINE_MS / 1000}s; giving up`);
+  for (const s of servers) s.process.kill('SIGKILL');
+  process.exit(1);
+}, HARD_DEADLINE_MS);
+deadline.unref();
+
+async function startServe(env) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--quiet'], {
+    env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ESTATE_API_KEY: apiKey, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
+      if (m) resolve(m[0]);
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
+    exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
+  });
+  const server = { process: child, url, exited };
+  servers.push(server);
+  return server;
+}
+
+/** One sample of node `node` at `ts`, shaped as `estate collect` takes it. */
+function sample(node, ts, i) {
+  const trend = {
+    ts, node, cpu_pct: (i * 7) % 100, load1: 0.5, load5: 0.4, load15: 0.3,
+    mem_total_bytes: 8_000_000_000, mem_used_bytes: 3_000_000_000 + i, mem_used_pct: 37.5, mem_scope: 'host',
+    swap_used_bytes: 0, uptime_s: 86_400 + i, net_rx_bytes_s: 1200, net_tx_bytes_s: 800, disk_read_bytes_s: 4096, disk_write_bytes_s: 8192,
+  };
+  const disks = ['/', '/home', '/srv'].map((mount, m) => ({
+    ts, node, mount, fs_type: 'ext4', total_bytes: 100_000_000_000, used_bytes: 40_000_000_000 + m + i, free_bytes: 55_000_000_000,
+  }));
+  const checks = { memory: { status: 'healthy', value: 37.5 }, load: { status: 'healthy', value: 0.13 } };
+  for (const d of disks) checks[`disk:${d.mount}`] = { status: 'healthy', value: 42 };
+  return { trend, disks, pulse: { ts, node, status: 'healthy', checks } };
+}
+
+try {
+  const init = spawnSync(process.execPath, [BIN, 'init', dataDir], { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`estate init failed (is the CLI built? npm run build): ${init.stderr}`);
+  let storeUrl;
+  if (values.postgres) {
+    register();
+    const { startPostgres } = await import('../test/helpers/postgres.ts');
+    const pg = await startPostgres({ after: (f) => cleanups.push(f) }, { dedicated: true });
+    if (!pg) throw new Error("--postgres needs Debian's postgresql package (apt-get install postgresql)");
+    storeUrl = pg.url;
+  }
+  const storeEnv = storeUrl ? { ESTATE_STORE: storeUrl } : {};
+  if (storeUrl) {
+    const migrated = spawnSync(process.execPath, [BIN, 'migrate', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...storeEnv } });
+    if (migrated.status !== 0) throw new Error(`estate migrate failed: ${migrated.stderr}`);
+  }
+  const replicas = storeUrl ? clamp(values.replicas, 1, 8, 3) : 1;
+  await Promise.all(Array.from({ length: replicas }, () => startServe(storeEnv)));
+
+  // Samples dated in the past, one second apart per node (the hub refuses a ts more than 5 minutes ahead).
+  const start = Date.now() - 7 * 86_400_000;
+  const acked = new Array(NODES).fill(0);
+  const failures = new Map();
+  const latencies = [];
+  const began = performance.now();
+  const stopAt = began + SECONDS * 1000;
+  let duplicates = 0;
+
+  async function node(n) {
+    const name = `bench-node-${String(n).padStart(3, '0')}`;
+    const server = servers[n % servers.length];
+    let i = 0;
+    while (performance.now() < stopAt) {
+      const samples = [];
+      for (let j = 0; j < BATCH; j++, i++) samples.push(sample(name, new Date(start + i * 1000).toISOString(), i));
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${server.url}/ingest`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+          body: JSON.stringify({ samples }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        const body = await res.json().catch(() => ({}));
+        if (res.status === 200) {
+          latencies.push(performance.now() - t0);
+          acked[n] += body.stored;
+          duplicates += body.duplicates;
+        } else {
+          failures.set(res.status, (failures.get(res.status) ?? 0) + 1);
+          i -= BATCH; // the same samples again, as a collector's spool would
+        }
+      } catch (err) {
+        failures.set(err?.name ?? 'error', (failures.get(err?.name ?? 'error') ?? 0) + 1);
+        i -= BATCH;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: NODES }, (_, n) => node(n)));
+  const elapsed = (performance.now() - began) / 1000;
+  const memory = servers.map((s) => memoryMb(s.process.pid));
+
+  // Read every node's points back: each acknowledged sample exactly once.
+  let stored = 0;
+  let mismatched = 0;
+  for (let n = 0; n < NODES; n++) {
+    const name = `bench-node-${String(n).padStart(3, '0')}`;
+    const res = await fetch(`${servers[0].url}/trends?node=${name}&limit=1000`, { headers: { 'X-API-Key': apiKey } });
+    const page = await res.json();
+    // The newest 1,000 at most: a node with more is checked on its newest 1,000.
+    const seen = new Set();
+    for (const p of page.items) {
+      if (p.node !== name || seen.has(p.ts)) mismatched++;
+      seen.add(p.ts);
+    }
+    stored += seen.size;
+    if (seen.size !== Math.min(acked[n], 1000)) mismatched++;
+  }
+
+  for (const s of servers) s.process.kill('SIGTERM');
+  const codes = (await Promise.all(servers.map((s) => s.exited))).map((e) => e.code).join(', ');
+  servers.length = 0;
+
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1) : '-');
+  const total = acked.reduce((a, b) => a + b, 0);
+  const where = storeUrl ? `PostgreSQL store, ${replicas} replicas` : 'data dir store';
+  console.log(`estate hub benchmark: POST /ingest, ${NODES} nodes, ${BATCH} samples per batch, ${SECONDS}s, ${where}`);
+  console.log(`  samples acknowledged: ${total} in ${elapsed.toFixed(2)}s = ${(total / elapsed).toFixed(0)} samples/s (${duplicates} answered as duplicates)`);
+  console.log(`  batch latency ms: p50 ${pct(0.5)}  p90 ${pct(0.9)}  p99 ${pct(0.99)}  max ${pct(1)}`);
+  console.log(`  server RSS MB after the load: ${memory.map((m) => `${m.VmRSS} (peak ${m.VmHWM})`).join(', ')}`);
+  if (failures.size) console.log(`  not acknowledged: ${[...failures].map(([k, v]) => `${k}×${v}`).join(', ')}`);
+  console.log(`  read back through /trends?node=: ${stored} points, ${mismatched} nodes or points not as acknowledged`);
+  console.log(`  server exit codes after SIGTERM: ${codes}`);
+  process.exitCode = mismatched === 0 ? 0 : 1;
+} finally {
+  for (const s of servers) s.process.kill('SIGKILL');
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await rm(temp, { recursive: true, force: true });
+}
