@@ -9,6 +9,9 @@
 //    read every second) as its peak and mean. CPU is given over the whole
 //    run (start-up included) and from the first sample written on (steady
 //    state). The goals: under 0.2 % of one core and under 50 MB RSS.
+//    With BENCH_COLLECT_PARTS=hub (not run by default) the same, with the
+//    collector sending to a hub (`estate collect --url`, an ingest key) that
+//    this script starts (`estate serve` on a temp data dir, not measured).
 // 2. One shot: `estate collect --once` against `estate trends --limit 10
 //    --json` on the same data dir, in turn (A B A B…, after two warm-up runs
 //    each, BENCH_ONCE_RUNS pairs, default 20): the median wall time of each
@@ -25,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startServer, stopServer } from './server-process.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.resolve(process.env.ESTATE_BIN ?? path.join(root, 'bin', 'estate'));
@@ -113,12 +117,13 @@ function watch(name, args, cwd) {
 const lines = [];
 const out = (s = '') => lines.push(s);
 
-if (parts.has('running')) {
+/** The collector running beside an idle node, for `seconds`; `extra` are more arguments of estate collect (a hub). */
+async function running(title, extra = []) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-collect-'));
   try {
     execFileSync(process.execPath, [bin, 'init', dir], { env, stdio: 'ignore' });
-    log(`estate collect --interval ${interval} beside an idle node process, for ${seconds} s…`);
-    const collector = watch('estate collect', [bin, 'collect', '--interval', interval, '--data-dir', dir, '--node', 'bench'], dir);
+    log(`estate collect --interval ${interval}${extra.length ? ' --url' : ''} beside an idle node process, for ${seconds} s…`);
+    const collector = watch('estate collect', [bin, 'collect', '--interval', interval, '--data-dir', dir, '--node', 'bench', ...extra], dir);
     const idle = watch('idle node', ['-e', 'setInterval(()=>{},1e9)'], dir);
     const watched = [collector, idle];
     // Steady state: from the collector's first sample on (the idle process: the same moment).
@@ -141,14 +146,34 @@ if (parts.has('running')) {
       return [w.name, fmt(wall), fmt(cpu, 2), fmt((cpu / wall) * 100, 3), fmt(((cpu - steadyCpu[i]) / steadyWall) * 100, 3), fmt(Math.max(...w.rss), 1), fmt(mean, 1), w === collector ? String(w.samples()) : ''];
     });
     const ends = await Promise.all(watched.map((w) => w.stop()));
-    const trendLines = readFileSync(path.join(dir, 'trends.jsonl'), 'utf8').split('\n').filter(Boolean).length;
-    out(`The collector running: \`estate collect --interval ${interval}\` for ${seconds} s beside an idle \`node -e 'setInterval(()=>{},1e9)'\` started at the same moment; CPU from utime + stime (/proc/PID/stat, ${ticksPerSecond} ticks a second), RSS from VmRSS (/proc/PID/status) every second. Load average (1 min) during the run: ${fmt(Math.min(...load), 2)}–${fmt(Math.max(...load), 2)}, ${fmt(load.reduce((a, b) => a + b, 0) / load.length, 2)} on average.`);
+    out(`${title}: \`estate collect --interval ${interval}${extra.length ? ' --url HUB' : ''}\` for ${seconds} s beside an idle \`node -e 'setInterval(()=>{},1e9)'\` started at the same moment; CPU from utime + stime (/proc/PID/stat, ${ticksPerSecond} ticks a second), RSS from VmRSS (/proc/PID/status) every second. Load average (1 min) during the run: ${fmt(Math.min(...load), 2)}–${fmt(Math.max(...load), 2)}, ${fmt(load.reduce((a, b) => a + b, 0) / load.length, 2)} on average.`);
     out();
     out(table(['process', 'wall s', 'CPU s', 'CPU % of one core (whole run)', 'CPU % of one core (from the first sample)', 'peak RSS MiB', 'mean RSS MiB', 'samples'], rows));
     out();
-    out(`trends.jsonl holds ${trendLines} points; the collector exited ${ends[0].code ?? ends[0].signal} on SIGTERM.${ends[0].code === 0 ? '' : ` stderr: ${collector.stderr().trim()}`}`);
+    out(`The collector printed ${collector.samples()} sample lines and exited ${ends[0].code ?? ends[0].signal} on SIGTERM.${ends[0].code === 0 ? '' : ` stderr: ${collector.stderr().trim()}`}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (parts.has('running')) await running('The collector running');
+
+if (parts.has('hub')) {
+  const hubDir = await mkdtemp(path.join(os.tmpdir(), 'estate-bench-hub-'));
+  let hub;
+  try {
+    execFileSync(process.execPath, [bin, 'init', hubDir], { env, stdio: 'ignore' });
+    const newKey = (...args) => execFileSync(process.execPath, [bin, 'keys', 'create', '--data-dir', hubDir, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const key = newKey('--scope', 'ingest', '--node', 'bench', '--user', 'bench');
+    const readKey = newKey('--user', 'reader', '--scope', 'read');
+    hub = await startServer([bin, 'serve', '--data-dir', hubDir, '--port', '0'], env);
+    await running('The collector sending to a hub', ['--url', hub.url, '--api-key', key]);
+    const answer = await fetch(`${hub.url}/trends?node=bench&limit=1000`, { headers: { 'X-API-Key': readKey } });
+    const stored = answer.ok ? ((await answer.json()).items?.length ?? 0) : `none (${answer.status})`;
+    out(`The hub holds ${stored} trend points of the collector's node.`);
+  } finally {
+    if (hub) await stopServer(hub);
+    await rm(hubDir, { recursive: true, force: true });
   }
 }
 
