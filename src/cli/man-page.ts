@@ -59,6 +59,7 @@ const ENVIRONMENT: [string, string][] = [
   ['ESTATE_CONTEXT', 'Call the server of this context of the contexts file, as with --context. Flags beat the environment, which beats the contexts file; ESTATE_URL with ESTATE_CONTEXT or ESTATE_DATA_DIR is a usage error.'],
   ['XDG_CONFIG_HOME', 'The contexts file is $XDG_CONFIG_HOME/estate/contexts.json (default ~/.config/estate/contexts.json).'],
   ['XDG_CACHE_HOME', 'What estate made of recent config files is kept in $XDG_CACHE_HOME/estate/checked-config.json (default ~/.cache/estate/checked-config.json), and the compiled CLI (V8 code caches) in $XDG_CACHE_HOME/estate/code-*.cache; estate never writes into its own install folder. Safe to delete.'],
+  ['ESTATE_HOST_PREFIX', 'For `estate collect` and `estate serve --collect`: where the host\'s root file system is mounted (a container run with -v /:/host:ro), as with --host-prefix; every figure is then the host\'s.'],
   ['ESTATE_MAX_ANSWER_BYTES', 'The most bytes read of a remote server\'s answer, or of one event of its stream (default 67108864); past it the command fails with exit 1. Redirects are never followed in remote calls.'],
   ['FORGEJO_TOKEN', 'The forge access token (the variable is named by forge.token_env in the config; this is the default). Secrets never sit in the config file.'],
   ['NO_COLOR', 'When set and not empty, tables are never coloured. Colour is only used on a terminal.'],
@@ -66,8 +67,8 @@ const ENVIRONMENT: [string, string][] = [
 
 const FILES: [string, string][] = [
   ['trends.jsonl', 'Trend points, one JSON object per line, with ts (ISO 8601); appended by `estate collect` or your collectors.'],
-  ['disk.jsonl', 'Disk snapshots: ts, mount, total_bytes, used_bytes, free_bytes.'],
-  ['health-pulse.jsonl', 'Health pulse entries: ts, status (healthy, degraded, unhealthy), optional checks.'],
+  ['disk.jsonl', 'Disk snapshots: ts, mount, total_bytes, used_bytes, free_bytes; appended by `estate collect` (one per local file system, with node and fs_type) or your collectors.'],
+  ['health-pulse.jsonl', 'Health pulse entries: ts, status (healthy, degraded, unhealthy), optional checks; appended by `estate collect` (checks disk:MOUNT, memory, load, and collector naming what it could not read) or your collectors.'],
   ['collect/counters-NODE.json', 'The kernel counters of the node\'s last sample, for the rates of the next `estate collect`; safe to delete.'],
   ['builds.jsonl', 'Builds: ts, project, status (success, failure, cancelled), optional duration_s, ref, commit.'],
   ['state/scoreboard.json, state/heartbeat.json, state/estate_map.json', 'State files, any JSON; events are derived from the first two; `estate collect` merges its node\'s entry into the heartbeat.'],

@@ -23,11 +23,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   // compiled parsers (one `new Function` per object schema) cost more than
   // they save. The server keeps them: it checks every answer.
   if (first !== 'serve') z.config({ jitless: true });
-  // A command line that runs an operation builds only its own commands.
+  // A command line that runs an operation, or the collector, builds only its own commands.
   const program =
     first !== undefined && OPERATION_GROUPS.has(first)
       ? (await import('./operation-program.ts')).buildOperationProgram(io, first, root)
-      : (await import('./program.ts')).buildProgram(io, root);
+      : first === 'collect'
+        ? (await import('./collect-program.ts')).buildCollectProgram(io, root)
+        : (await import('./program.ts')).buildProgram(io, root);
   let reached: Command = program;
   const track = (cmd: Command) => {
     cmd.hook('preSubcommand', (_parent, sub) => void (reached = sub));

@@ -6,6 +6,7 @@ import type { SpooledSample } from '../../core/collect/send/spool-sample.ts';
 import { EstateError } from '../../errors.ts';
 import type { CliIO } from '../io.ts';
 import { escapeControls } from '../safe-text.ts';
+import { keepCollectorLight } from '../collector-v8-settings.ts';
 
 export interface HubRun {
   target: HubTarget;
@@ -75,6 +76,7 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
     return;
   }
 
+  keepCollectorLight(process.execArgv, io.env.NODE_OPTIONS);
   const stopping = new AbortController();
   void io.onStop().then(() => stopping.abort());
   // One line when the hub stops taking samples (or says why another way), one when it takes them again.

@@ -4,6 +4,7 @@ import type { RecordedSample } from '../../core/collect/record-sample.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { collectSettings, DEFAULT_INTERVAL } from '../collect-settings.ts';
 import { collectTarget } from '../collect-target.ts';
+import { keepCollectorLight } from '../collector-v8-settings.ts';
 import { collectToHub } from './collect-to-hub.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
@@ -88,6 +89,7 @@ export function collectCommand(io: CliIO): Command {
           print(await recordSample(store, once));
           return await pruneIfDue(store, settings, { failed });
         }
+        keepCollectorLight(process.execArgv, io.env.NODE_OPTIONS);
         const stopping = new AbortController();
         void io.onStop().then(() => stopping.abort());
         await runCollector(store, settings, stopping.signal, {

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 // A container's own memory (DESIGN.md 7a): when this process's cgroup has a
@@ -19,9 +19,10 @@ export interface CgroupMemory {
   error?: string;
 }
 
+/** A cgroup file's text (read at once, as kernel-files.ts reads /proc), or undefined. */
 async function readText(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { fetchFailure } from '../../fetch-failure.ts';
 import type { SeriesSample } from '../../store/store.ts';
 
@@ -43,18 +45,13 @@ export async function postSamples(target: HubTarget, samples: readonly SeriesSam
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
   if (target.apiKey) headers['X-API-Key'] = target.apiKey;
   const url = new URL('ingest', target.url.endsWith('/') ? target.url : `${target.url}/`);
-  let response: Response;
+  let response: { status: number; headers: { get(name: string): string | null } };
   let text: string;
   try {
     const timeout = AbortSignal.timeout(target.timeoutMs ?? 30_000);
-    response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ samples }),
-      redirect: 'manual',
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-    text = await readSome(response);
+    const answer = await post(url, headers, JSON.stringify({ samples }), signal ? AbortSignal.any([signal, timeout]) : timeout);
+    response = answer;
+    text = answer.text;
   } catch (err) {
     return { kind: 'unavailable', message: `cannot reach ${target.url}: ${fetchFailure(err).reason}` };
   }
@@ -77,16 +74,29 @@ export async function postSamples(target: HubTarget, samples: readonly SeriesSam
   return { kind: 'denied', status, message };
 }
 
-async function readSome(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for await (const chunk of response.body) {
-    chunks.push(chunk);
-    bytes += chunk.length;
-    if (bytes >= MAX_ANSWER_BYTES) break;
-  }
-  return Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
+/** One POST with node:http(s): the status, the headers and at most MAX_ANSWER_BYTES of the body. */
+function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; headers: { get(name: string): string | null }; text: string }> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        if (bytes < MAX_ANSWER_BYTES) chunks.push(chunk);
+        bytes += chunk.length;
+      });
+      res.on('end', () => {
+        const get = (name: string) => {
+          const v = res.headers[name.toLowerCase()];
+          return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+        };
+        resolve({ status: res.statusCode ?? 0, headers: { get }, text: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 function parseJson(text: string): unknown {
