@@ -66,6 +66,7 @@ export function dataDirSeries(dataDir: string): Series {
     pages: (series, pageSize) => recordPages(dataPath(dataDir, series), acceptOf(series), pageSize),
 
     async restore(series, records) {
+      if (!records.every(acceptOf(series))) throw new EstateError('validation', `not a record of the ${series} series: a field of the wrong type`);
       let created = 0;
       let present = 0;
       // In the given order: runs of keyed records stored once each, runs of records without a key appended as they are.
@@ -74,7 +75,6 @@ export function dataDirSeries(dataDir: string): Series {
         let end = start;
         while (end < records.length && (sampleKey(series, records[end] as JsonRecord) !== undefined) === keyed) end++;
         const run = records.slice(start, end);
-        if (!run.every(acceptOf(series))) throw new EstateError('validation', `not a record of the ${series} series: a field of the wrong type`);
         if (keyed) {
           const results = await storeOnce(log(series), series, run);
           const made = results.filter((r) => r.outcome === 'created').length;

@@ -19,7 +19,7 @@ export function heartbeatFile(dataDir: string): string {
   return path.join(dataPath(dataDir, 'state'), 'heartbeat.json');
 }
 
-/** How a merge treats an entry already stored for the node: `replace` it (the collector), or keep it when its `last_seen` is `newer` (the hub's ingest: samples may arrive late). */
+/** How a merge treats an entry already stored for the node: replaced (the collector), or, with `keep: 'newer'`, kept when its `last_seen` is newer (the hub's ingest: samples may arrive late). */
 export interface MergeOptions {
   keep?: 'newer';
 }
@@ -40,8 +40,8 @@ export function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry, options: 
 /**
  * `mergeHeartbeat` of several nodes' entries in one write (one entry per
  * node). With `keep: 'newer'`, a node whose stored entry was seen after the
- * new one (its `last_seen`, read as /events reads it) keeps its entry; when
- * every node does, nothing is written.
+ * new one (its `last_seen`, read as /events reads it), or is the same
+ * sample's, keeps its entry; when every node does, nothing is written.
  */
 export async function mergeHeartbeats(dataDir: string, entries: readonly HeartbeatEntry[], options: MergeOptions = {}): Promise<HeartbeatOutcome> {
   const file = heartbeatFile(dataDir);
@@ -53,7 +53,7 @@ export async function mergeHeartbeats(dataDir: string, entries: readonly Heartbe
     let merged = parsed.heartbeat;
     let changed = false;
     for (const entry of entries) {
-      if (options.keep === 'newer' && seenAfter(storedEntry(merged, entry.name), entry.last_seen)) continue;
+      if (options.keep === 'newer' && keepsStored(storedEntry(merged, entry.name), entry)) continue;
       merged = withEntry(merged, entry);
       changed = true;
     }
@@ -102,11 +102,12 @@ async function readHeartbeatText(file: string): Promise<{ text: string; mode: nu
   }
 }
 
-/** Whether `entry` (a stored heartbeat entry) was seen after `lastSeen`. */
-function seenAfter(entry: Record<string, unknown> | undefined, lastSeen: string): boolean {
-  const stored = entry === undefined ? undefined : timeOf(entry.last_seen ?? entry.ts);
-  const given = timeOf(lastSeen);
-  return stored !== undefined && given !== undefined && stored > given;
+/** Whether `stored` (a stored heartbeat entry) was seen after `entry`, or is it (same time and status: nothing to write). */
+function keepsStored(stored: Record<string, unknown> | undefined, entry: HeartbeatEntry): boolean {
+  const storedAt = stored === undefined ? undefined : timeOf(stored.last_seen ?? stored.ts);
+  const given = timeOf(entry.last_seen);
+  if (storedAt === undefined || given === undefined) return false;
+  return storedAt > given || (storedAt === given && stored?.status === entry.status);
 }
 
 /** The stored entry of node `name`, in any of the shapes withEntry writes. */
