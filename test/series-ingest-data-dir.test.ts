@@ -174,3 +174,19 @@ test('a batch sent again leaves the heartbeat file as it is (no rewrite); a newe
     ],
   });
 });
+
+test('many ingests at once (one sample of each of 60 nodes, and later ones of half of them) leave every node\'s newest sample in the heartbeat', async (t) => {
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir, config);
+  t.after(() => store.close());
+  const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+  const first = Array.from({ length: 60 }, (_, k) => store.series.ingest([sample(`n${k}`, at(1), k)]));
+  const later = Array.from({ length: 30 }, (_, k) => store.series.ingest([sample(`n${k * 2}`, at(2), k)]));
+  const results = await Promise.all([...first, ...later]);
+  assert.equal(results.reduce((n, r) => n + r.stored, 0), 90);
+  const heartbeat = JSON.parse(await readFile(path.join(dir, 'state', 'heartbeat.json'), 'utf8')) as { nodes: { name: string; last_seen: string }[] };
+  assert.deepEqual(
+    Object.fromEntries(heartbeat.nodes.map((n) => [n.name, n.last_seen])),
+    Object.fromEntries(Array.from({ length: 60 }, (_, k) => [`n${k}`, at(k % 2 === 0 ? 2 : 1)])),
+  );
+});

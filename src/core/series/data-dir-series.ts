@@ -13,7 +13,8 @@ import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName, SeriesSample } from '../store/store.ts';
 import { appendSeries } from './append-series.ts';
-import { mergeHeartbeat, mergeHeartbeats, restoreHeartbeat } from './heartbeat-merge.ts';
+import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
+import { heartbeatQueue } from './heartbeat-queue.ts';
 import { NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
@@ -35,6 +36,7 @@ export function dataDirSeries(dataDir: string): Series {
     if (!found) logs.set(series, (found = seriesLog(dataDir, series)));
     return found;
   };
+  const mergeNewest = heartbeatQueue(dataDir);
   return {
     appendSample: (sample) => appendSeries(dataDir, sample),
     mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
@@ -54,7 +56,7 @@ export function dataDirSeries(dataDir: string): Series {
       await storeOnce(log('pulse'), 'pulse', parts.map((p) => p.pulse));
       const trends = await storeOnce(log('trends'), 'trends', parts.map((p) => p.trend));
       const stored = trends.filter((r) => r.outcome === 'created').length;
-      if (samples.length) await mergeHeartbeats(dataDir, newestEntries(samples), { keep: 'newer' });
+      if (samples.length) await mergeNewest(newestEntries(samples));
       return { stored, duplicates: samples.length - stored };
     },
 
