@@ -2,17 +2,14 @@ import type { HeartbeatEntry } from '../collect/sample-types.ts';
 import { dataPath } from '../data-files.ts';
 import { EstateError } from '../../errors.ts';
 import { timeOf } from '../events.ts';
-import { withFileLock } from '../file-lock.ts';
-import { appendRecords } from '../jsonl/append-record.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { recentRecords } from '../recent-records.ts';
 import type { AppendResult, RecordLog } from '../record-log.ts';
-import { logLockFile } from '../retention/prune-file.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName, SeriesSample } from '../store/store.ts';
-import { appendSeries } from './append-series.ts';
+import { appendLocked, appendSeries } from './append-series.ts';
 import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
 import { heartbeatQueue } from './heartbeat-queue.ts';
 import { NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
@@ -83,11 +80,7 @@ export function dataDirSeries(dataDir: string): Series {
           created += made;
           present += run.length - made;
         } else {
-          const file = dataPath(dataDir, series);
-          await withFileLock(logLockFile(file), async (lock) => {
-            await lock.check();
-            await appendRecords(file, run as JsonRecord[]);
-          });
+          await appendLocked(dataPath(dataDir, series), run);
           created += run.length;
         }
         start = end;
