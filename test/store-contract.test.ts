@@ -414,7 +414,7 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(entries.map((e) => [e.name, e.last_seen]).sort(), [75, 76, 77, 78, 79].map((i) => [`n${i % 5}`, at(i)().toISOString()]).sort());
   });
 
-  test(`${kind.name}: series: pages read every record oldest first; restore stores each keyed record once, and records without node or ts as they are`, async (t) => {
+  test(`${kind.name}: series: pages read every record oldest first; restore stores each record once, by its key or, without node or ts, by its content`, async (t) => {
     const opened = await open(t);
     if (!opened) return;
     const { series } = opened.store;
@@ -428,17 +428,17 @@ for (const kind of storesUnderTest()) {
     for await (const page of series.pages('trends', 7)) seen.push(...page.records.map((r) => r.cpu_pct));
     assert.deepEqual(seen, [0, 1, 2, ...Array.from({ length: 120 }, (_, i) => 10 + i)]);
 
-    // Other tools' records without node or ts are stored as they are, in order among the others.
-    // (PostgreSQL also stores each of those once by its content: test/postgres-series.test.ts.)
+    // Other tools' records without node or ts are stored in order among the others, each once by its content (PostgreSQL: also test/postgres-series.test.ts).
     const target = (await kind.open(t))?.store as typeof opened.store;
     const records = [...pages.flat(), { ts: at(5)().toISOString(), load: 1 }, { load: 2 }, sample('b', 6).trend];
     assert.deepEqual(await target.series.restore('trends', records), { created: 6, present: 0 });
     assert.deepEqual(await target.series.restore('trends', [records[5], records[1]] as JsonRecord[]), { created: 0, present: 2 }, 'a second restore of keyed records: present');
+    assert.deepEqual(await target.series.restore('trends', [records[3], records[4]] as JsonRecord[]), { created: 0, present: 2 }, "a second restore of other tools' records: present");
     assert.deepEqual((await target.series.newest('trends', 10)).items, [...records].reverse());
     assert.deepEqual(await target.series.nodes(), ['a', 'b']);
     const disks = [{ ts: at(0)().toISOString(), node: 'a', mount: '/', used_bytes: 1 }, { ts: at(0)().toISOString(), node: 'a', used_bytes: 2 }];
     assert.deepEqual(await target.series.restore('disk', disks), { created: 2, present: 0 });
-    assert.deepEqual(await target.series.restore('disk', disks.slice(0, 1)), { created: 0, present: 1 });
+    assert.deepEqual(await target.series.restore('disk', disks), { created: 0, present: 2 });
   });
 
   test(`${kind.name}: series: a sample whose parts disagree, or a record with a field of the wrong type, is a validation error and nothing of the call is stored`, async (t) => {
@@ -599,6 +599,11 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(await target.store.series.restore('trends', [other, sampleAt('n0', 3).trend]), { created: 1, present: 1 });
     assert.deepEqual((await target.store.series.newest('trends', 1)).items, [other]);
     assert.deepEqual(await target.store.series.nodes(), ['n0', 'n1', 'n2']);
+    // Stored once by its content, field for field as stored: equal text is the record there (twice in one call, once); the same fields in another order are another record.
+    assert.deepEqual(await target.store.series.restore('trends', [{ ...other }, JSON.parse(JSON.stringify(other))]), { created: 0, present: 2 });
+    const reordered = { tool: 'other', load: 3, ts: other.ts };
+    assert.deepEqual(await target.store.series.restore('trends', [reordered, { ...reordered }]), { created: 1, present: 1 });
+    assert.deepEqual((await target.store.series.newest('trends', 3)).items, [reordered, other, (await series.newest('trends', 1)).items[0]]);
 
     const heartbeat = (await series.heartbeat()).data;
     assert.ok(heartbeat, 'ingest made a heartbeat');

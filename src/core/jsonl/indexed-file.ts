@@ -180,11 +180,11 @@ export class IndexedFile {
           this.#index.addLine(lineStart, bufStart + nl - lineStart, undefined);
           skipping = false;
         } else {
-          // Only the fields the index reads, when it says which (and no subscriber wants whole records).
+          // Only the fields the index reads, when it says which (and no subscriber wants whole records, nor the key: `whole`).
           const scanned = this.#wanted && !announce ? scanFields(data, start, nl, this.#wanted) : undefined;
           if (scanned === BLANK) {
             // A blank line: neither a record nor skipped.
-          } else if (scanned) this.#index.addLine(bufStart + start, nl - start, scanned);
+          } else if (scanned && !this.#options.whole?.(scanned)) this.#index.addLine(bufStart + start, nl - start, scanned);
           else {
             const text = data.toString('utf8', start, nl);
             if (text.trim()) {

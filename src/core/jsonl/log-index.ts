@@ -27,6 +27,11 @@ export interface LogIndexOptions {
    * large log is indexed.
    */
   fields?: readonly string[];
+  /**
+   * With `fields`: whether the record those fields show needs its whole self
+   * for `key` (a record known by its content): such lines are parsed whole.
+   */
+  whole?: (fields: JsonRecord) => boolean;
 }
 
 export interface TallyOptions {

@@ -6,11 +6,11 @@ import type { AppendResult, RecordLog } from '../record-log.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName } from '../store/store.ts';
-import { appendLocked, appendSeries } from './append-series.ts';
+import { appendSeries } from './append-series.ts';
 import { newestEntries } from './heartbeat-document.ts';
 import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
 import { heartbeatQueue } from './heartbeat-queue.ts';
-import { assertSeriesRecords, checkedSample, NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
+import { assertSeriesRecords, checkedSample, NODE, recordKey, restoreLog, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
 
@@ -25,12 +25,8 @@ const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
  * against other processes writing the same files.
  */
 export function dataDirSeries(dataDir: string): Series {
-  const logs = new Map<SeriesName, RecordLog>();
-  const log = (series: SeriesName): RecordLog => {
-    let found = logs.get(series);
-    if (!found) logs.set(series, (found = seriesLog(dataDir, series)));
-    return found;
-  };
+  const log = logsOf(dataDir, seriesLog);
+  const restoreInto = logsOf(dataDir, restoreLog);
   const mergeNewest = heartbeatQueue(dataDir);
   return {
     appendSample: (sample) => appendSeries(dataDir, sample),
@@ -62,35 +58,39 @@ export function dataDirSeries(dataDir: string): Series {
 
     pages: (series, pageSize) => recordPages(dataPath(dataDir, series), acceptOf(series), pageSize),
 
+    /**
+     * Each record once by recordKey, in the given order: a sample's by its
+     * node and `ts` (disk: and mount), another tool's record (no `node` or
+     * `ts`) by its content, field for field as stored, as PostgreSQL does.
+     * Both are looked up in restoreLog's index, kept for the life of this
+     * object: built by one pass over the file on the first call, then fed
+     * only what is appended (by any process), built again when prune
+     * replaces the file or it shrinks. It keeps a hash and a position per
+     * record, not the records: a copy page by page reads the log once, and
+     * then only the lines whose hash a page's records share, to compare.
+     */
     async restore(series, records) {
       assertSeriesRecords(series, records);
-      let created = 0;
-      let present = 0;
-      // In the given order: runs of keyed records stored once each, runs of records without a key appended as they are.
-      for (let start = 0; start < records.length; ) {
-        const keyed = sampleKey(series, records[start] as JsonRecord) !== undefined;
-        let end = start;
-        while (end < records.length && (sampleKey(series, records[end] as JsonRecord) !== undefined) === keyed) end++;
-        const run = records.slice(start, end);
-        if (keyed) {
-          const results = await storeOnce(log(series), series, run);
-          const made = results.filter((r) => r.outcome === 'created').length;
-          created += made;
-          present += run.length - made;
-        } else {
-          await appendLocked(dataPath(dataDir, series), run);
-          created += run.length;
-        }
-        start = end;
-      }
-      return { created, present };
+      const results = await storeOnce(restoreInto(series), series, records);
+      const created = results.filter((r) => r.outcome === 'created').length;
+      return { created, present: records.length - created };
     },
 
     restoreHeartbeat: (data) => restoreHeartbeat(dataDir, data),
   };
 }
 
-/** Appends each record unless a record with its key is stored (in `log` or earlier in `records`). */
+/** One RecordLog per series, made by `make` on first use and kept. */
+function logsOf(dataDir: string, make: (dataDir: string, series: SeriesName) => RecordLog): (series: SeriesName) => RecordLog {
+  const logs = new Map<SeriesName, RecordLog>();
+  return (series) => {
+    let found = logs.get(series);
+    if (!found) logs.set(series, (found = make(dataDir, series)));
+    return found;
+  };
+}
+
+/** Appends each record unless a record with its key (recordKey) is stored (in `log` or earlier in `records`). */
 function storeOnce(log: RecordLog, series: SeriesName, records: readonly JsonRecord[]): Promise<AppendResult[]> {
-  return Promise.all(records.map((record) => log.append({ key: sampleKey(series, record) as string, same: () => true, create: () => record })));
+  return Promise.all(records.map((record) => log.append({ key: recordKey(series, record), same: () => true, create: () => record })));
 }

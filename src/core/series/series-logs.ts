@@ -16,7 +16,7 @@ export const NODE_MOUNT = 'node+mount';
  * A sample's identity in a series (DESIGN.md 7a): a trend point and a pulse
  * entry by node and `ts`, a disk snapshot by node, `ts` and mount (strings
  * each). A record without them (another tool's, with no `node`) has none:
- * it is stored as it is and never taken for another.
+ * it is known by its content instead (recordKey).
  *
  * @example
  *   sampleKey('disk', { node: 'web-1', ts: '2026-01-01T00:00:00Z', mount: '/' }) // '["web-1","2026-01-01T00:00:00Z","/"]'
@@ -26,6 +26,23 @@ export function sampleKey(series: SeriesName, record: JsonRecord): string | unde
   if (typeof node !== 'string' || typeof ts !== 'string') return undefined;
   if (series !== 'disk') return JSON.stringify([node, ts]);
   return typeof record.mount === 'string' ? JSON.stringify([node, ts, record.mount]) : undefined;
+}
+
+/**
+ * A record's identity in its series log: its sample key, or for a record
+ * without one (another tool's) its content, `JSON.stringify(record)`. Two
+ * such records are one when that text is the same: the same fields in the
+ * same order with the same values, as stored (a line as JSON.parse reads
+ * it, so a line's spacing and escapes or `1.0` against `1` do not tell two
+ * apart; an order of fields does). It is the text PostgreSQL's restore
+ * compares (postgres-series.ts keeps each record as `json`, the text
+ * JSON.stringify gave it), so both stores take the same records for one.
+ *
+ * @example
+ *   recordKey('trends', { ts: '2026-01-01T00:00:00Z', load: 3 }) // '{"ts":"2026-01-01T00:00:00Z","load":3}'
+ */
+export function recordKey(series: SeriesName, record: JsonRecord): string {
+  return sampleKey(series, record) ?? JSON.stringify(record);
 }
 
 /** A sample's parts as records of their series, each with its key; a `validation` error when a part is not (DESIGN.md 7a: every part has the sample's node and ts). */
@@ -56,20 +73,44 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
  * collector take (`<file>.lock`). The index reads only the fields these need.
  */
 export function seriesLog(dataDir: string, series: SeriesName): RecordLog {
-  const file = dataPath(dataDir, series);
-  const shape = SERIES_RECORDS[series];
   return new RecordLog({
-    file,
-    lockFile: logLockFile(file),
-    accept: acceptOf(series),
+    ...logOptions(dataDir, series),
     key: (r) => sampleKey(series, r),
     facets: {
       [NODE]: (r) => text(r.node),
       [MOUNT]: (r) => text(r.mount),
       [NODE_MOUNT]: (r) => (typeof r.node === 'string' && typeof r.mount === 'string' ? nodeMount(r.node, r.mount) : undefined),
     },
-    fields: ['node', 'ts', 'mount', ...Object.keys(shape.required), ...Object.keys(shape.optional)],
   });
+}
+
+/**
+ * The same file as seriesLog, as the log a store copy restores into: every
+ * record keyed by recordKey (a sample by its identity, another tool's record
+ * by its content: its line is read whole while the index is built), no
+ * facets. Kept apart from seriesLog so that reads and ingest never pay for
+ * reading other tools' lines whole (about four times the index's build time
+ * on a log of such lines); a copy builds it on its first page, by one pass
+ * over the file, and its index then follows the file as seriesLog's does.
+ */
+export function restoreLog(dataDir: string, series: SeriesName): RecordLog {
+  return new RecordLog({
+    ...logOptions(dataDir, series),
+    key: (r) => recordKey(series, r),
+    whole: (r) => sampleKey(series, r) === undefined,
+  });
+}
+
+/** What both logs of a series share: the file, its writer lock, the records accepted and the fields the index reads. */
+function logOptions(dataDir: string, series: SeriesName) {
+  const file = dataPath(dataDir, series);
+  const shape = SERIES_RECORDS[series];
+  return {
+    file,
+    lockFile: logLockFile(file),
+    accept: acceptOf(series),
+    fields: ['node', 'ts', 'mount', ...Object.keys(shape.required), ...Object.keys(shape.optional)],
+  };
 }
 
 /** The facet filter of a series read, or undefined for every record (no node, no mount). */

@@ -315,7 +315,7 @@ export interface Series {
   nodes(): Promise<string[]>;
   /** Every record of a series, oldest first, a page of at most `pageSize` at a time (for `estate store copy`). */
   pages(series: SeriesName, pageSize: number): AsyncIterable<RecordPage>;
-  /** Stores records of a series made elsewhere (store copy), each once by its key as `ingest` knows them (records without `node` or `ts` are stored as they are); answers how many were new. */
+  /** Stores records of a series made elsewhere (store copy), each once by its key as `ingest` knows them (a record without `node` or `ts`: once by its content, the text JSON.stringify gives it); answers how many were new. */
   restore(series: SeriesName, records: readonly JsonRecord[]): Promise<{ created: number; present: number }>;
   /** Makes `data` (a parsed heartbeat) the heartbeat unless one is stored (store copy): `created`, `present` (an equal one) or `conflict` (another one, kept). */
   restoreHeartbeat(data: unknown): Promise<'created' | 'present' | 'conflict'>;
