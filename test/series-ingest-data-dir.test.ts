@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parseConfig } from '../src/config.ts';
@@ -150,4 +150,43 @@ test('series ingest refuses a sample whose parts are not of one node and ts, and
   await assert.rejects(store.series.ingest([good, mixed]), (err: Error & { code?: string }) => err.code === 'validation' && /sample 1/.test(err.message));
   assert.deepEqual((await store.series.newest('trends', 10)).items, []);
   assert.deepEqual(await store.series.nodes(), []);
+});
+
+test('a batch sent again leaves the heartbeat file as it is (no rewrite); a newer sample rewrites it, keeping the other entries and their unknown fields', async (t) => {
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir, config);
+  t.after(() => store.close());
+  const file = path.join(dir, 'state', 'heartbeat.json');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify({ site: 'lab', nodes: [{ name: 'other', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy', owner: 'ops' }] })}\n`);
+  const batch = [sample('a', '2026-01-01T00:00:01.000Z', 1), sample('a', '2026-01-01T00:00:02.000Z', 2)];
+  await store.series.ingest(batch);
+  const first = await stat(file);
+  assert.deepEqual(await store.series.ingest(batch), { stored: 0, duplicates: 2 });
+  const again = await stat(file);
+  assert.deepEqual([again.ino, again.mtimeMs], [first.ino, first.mtimeMs], 'not rewritten');
+  await store.series.ingest([sample('a', '2026-01-01T00:00:03.000Z', 3)]);
+  assert.deepEqual(JSON.parse(await readFile(file, 'utf8')), {
+    site: 'lab',
+    nodes: [
+      { name: 'other', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy', owner: 'ops' },
+      { name: 'a', last_seen: '2026-01-01T00:00:03.000Z', status: 'healthy' },
+    ],
+  });
+});
+
+test('many ingests at once (one sample of each of 60 nodes, and later ones of half of them) leave every node\'s newest sample in the heartbeat', async (t) => {
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir, config);
+  t.after(() => store.close());
+  const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+  const first = Array.from({ length: 60 }, (_, k) => store.series.ingest([sample(`n${k}`, at(1), k)]));
+  const later = Array.from({ length: 30 }, (_, k) => store.series.ingest([sample(`n${k * 2}`, at(2), k)]));
+  const results = await Promise.all([...first, ...later]);
+  assert.equal(results.reduce((n, r) => n + r.stored, 0), 90);
+  const heartbeat = JSON.parse(await readFile(path.join(dir, 'state', 'heartbeat.json'), 'utf8')) as { nodes: { name: string; last_seen: string }[] };
+  assert.deepEqual(
+    Object.fromEntries(heartbeat.nodes.map((n) => [n.name, n.last_seen])),
+    Object.fromEntries(Array.from({ length: 60 }, (_, k) => [`n${k}`, at(k % 2 === 0 ? 2 : 1)])),
+  );
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile, open, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
@@ -154,4 +154,36 @@ test('GET /health/pulse?node= and /health/pulse/status?node=: that node\'s entri
   const codes: Record<string, number> = {};
   for (const node of ['web', 'db', 'gpu', 'nobody']) codes[node] = (await runEstate(['pulse', 'status', '--node', node, '--data-dir', dir])).code as number;
   assert.deepEqual(codes, { web: 0, db: 1, gpu: 2, nobody: 3 });
+});
+
+test('a warm read of one node reads back only that node\'s lines: the other nodes\' lines, overwritten in place with junk, are neither read nor counted', async (t) => {
+  const dir = await tempDataDir(t);
+  const lines: Line[] = [];
+  for (let i = 0; i < 2000; i++) lines.push(record({ ts: tsOf(i), node: `n${i % 50}`, seq: i }));
+  await writeLog(dir, 'trends.jsonl', lines);
+  const key = await newKey(dir);
+  const server = await startServer(t, dir);
+  await server.ctx.store.series.nodes();
+  const want = expected(lines, 1000, (r) => r.node === 'n7');
+  assert.deepEqual((await server.get('/trends?node=n7&limit=1000', { 'X-API-Key': key })).json, want);
+
+  // Every other node's line becomes junk of the same length (same file, same offsets, same size and time).
+  const file = path.join(dir, 'trends.jsonl');
+  const before = await stat(file);
+  const handle = await open(file, 'r+');
+  let offset = 0;
+  for (const line of lines) {
+    const bytes = Buffer.byteLength(line.text);
+    if (line.record?.node !== 'n7') await handle.write(Buffer.alloc(bytes, 'x'), 0, bytes, offset);
+    offset += bytes + 1;
+  }
+  await handle.close();
+  await utimes(file, before.atime, before.mtime);
+  const after = await stat(file);
+  assert.equal(after.size, before.size);
+
+  assert.deepEqual((await server.get('/trends?node=n7&limit=1000', { 'X-API-Key': key })).json, want);
+  assert.deepEqual((await server.get('/trends?node=n7&limit=3', { 'X-API-Key': key })).json, expected(lines, 3, (r) => r.node === 'n7'));
+  // A read of every node reads the file: it meets the junk.
+  assert.equal((await server.get('/trends?limit=5', { 'X-API-Key': key })).json.skipped_lines > 0, true);
 });

@@ -594,6 +594,11 @@ for (const kind of storesUnderTest()) {
       assert.deepEqual((await target.store.series.newest(name, 1000, { node: 'n1' })).items, (await series.newest(name, 1000, { node: 'n1' })).items, name);
     }
     assert.deepEqual(await target.store.series.nodes(), ['n0', 'n1', 'n2']);
+    // Another tool's record (no node): stored as it is, in reads of every node only.
+    const other = { ts: '2026-02-01T00:00:00.000Z', load: 3, tool: 'other' };
+    assert.deepEqual(await target.store.series.restore('trends', [other, sampleAt('n0', 3).trend]), { created: 1, present: 1 });
+    assert.deepEqual((await target.store.series.newest('trends', 1)).items, [other]);
+    assert.deepEqual(await target.store.series.nodes(), ['n0', 'n1', 'n2']);
 
     const heartbeat = (await series.heartbeat()).data;
     assert.ok(heartbeat, 'ingest made a heartbeat');

@@ -19,11 +19,14 @@ export async function appendSeries(dataDir: string, sample: SeriesSample): Promi
     ['pulse', [sample.pulse]],
   ];
   for (const [log, records] of parts) {
-    if (records.length === 0) continue;
-    const file = dataPath(dataDir, log);
-    await withFileLock(logLockFile(file), async (lock) => {
-      await lock.check();
-      await appendRecords(file, records as JsonRecord[]);
-    });
+    if (records.length > 0) await appendLocked(dataPath(dataDir, log), records as JsonRecord[]);
   }
+}
+
+/** Appends `records` to the series log `file` in one durable write under its writer lock (`<file>.lock`), unchecked. */
+export async function appendLocked(file: string, records: readonly JsonRecord[]): Promise<void> {
+  await withFileLock(logLockFile(file), async (lock) => {
+    await lock.check();
+    await appendRecords(file, records);
+  });
 }

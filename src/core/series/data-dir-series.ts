@@ -1,17 +1,15 @@
 import { dataPath } from '../data-files.ts';
-import { withFileLock } from '../file-lock.ts';
-import { appendRecords } from '../jsonl/append-record.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { recentRecords } from '../recent-records.ts';
 import type { AppendResult, RecordLog } from '../record-log.ts';
-import { logLockFile } from '../retention/prune-file.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName } from '../store/store.ts';
-import { appendSeries } from './append-series.ts';
+import { appendLocked, appendSeries } from './append-series.ts';
 import { newestEntries } from './heartbeat-document.ts';
-import { mergeHeartbeat, mergeHeartbeats, restoreHeartbeat } from './heartbeat-merge.ts';
+import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
+import { heartbeatQueue } from './heartbeat-queue.ts';
 import { assertSeriesRecords, checkedSample, NODE, sampleKey, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
@@ -33,6 +31,7 @@ export function dataDirSeries(dataDir: string): Series {
     if (!found) logs.set(series, (found = seriesLog(dataDir, series)));
     return found;
   };
+  const mergeNewest = heartbeatQueue(dataDir);
   return {
     appendSample: (sample) => appendSeries(dataDir, sample),
     mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
@@ -52,7 +51,7 @@ export function dataDirSeries(dataDir: string): Series {
       await storeOnce(log('pulse'), 'pulse', parts.map((p) => p.pulse));
       const trends = await storeOnce(log('trends'), 'trends', parts.map((p) => p.trend));
       const stored = trends.filter((r) => r.outcome === 'created').length;
-      if (samples.length) await mergeHeartbeats(dataDir, newestEntries(samples), { keep: 'newer' });
+      if (samples.length) await mergeNewest(newestEntries(samples));
       return { stored, duplicates: samples.length - stored };
     },
 
@@ -79,11 +78,7 @@ export function dataDirSeries(dataDir: string): Series {
           created += made;
           present += run.length - made;
         } else {
-          const file = dataPath(dataDir, series);
-          await withFileLock(logLockFile(file), async (lock) => {
-            await lock.check();
-            await appendRecords(file, run as JsonRecord[]);
-          });
+          await appendLocked(dataPath(dataDir, series), run);
           created += run.length;
         }
         start = end;

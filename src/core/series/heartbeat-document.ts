@@ -32,7 +32,7 @@ export function mergeHeartbeatEntries(heartbeat: unknown, entries: readonly Hear
   let merged = heartbeat;
   let changed = false;
   for (const entry of entries) {
-    if (options.keep === 'newer' && seenAfter(storedEntry(merged, entry.name), entry.last_seen)) continue;
+    if (options.keep === 'newer' && keepsStored(storedEntry(merged, entry.name), entry)) continue;
     merged = withEntry(merged, entry);
     changed = true;
   }
@@ -49,11 +49,12 @@ export function newestEntries(samples: readonly SeriesSample[]): HeartbeatEntry[
   return [...newest.values()].map((s) => ({ name: s.trend.node, last_seen: s.trend.ts, status: s.pulse.status }));
 }
 
-/** Whether `entry` (a stored heartbeat entry) was seen after `lastSeen`. */
-function seenAfter(entry: Record<string, unknown> | undefined, lastSeen: string): boolean {
-  const stored = entry === undefined ? undefined : timeOf(entry.last_seen ?? entry.ts);
-  const given = timeOf(lastSeen);
-  return stored !== undefined && given !== undefined && stored > given;
+/** Whether `stored` (a stored heartbeat entry) was seen after `entry`, or is it (the same time and status: a resent batch, nothing to write). */
+function keepsStored(stored: Record<string, unknown> | undefined, entry: HeartbeatEntry): boolean {
+  const storedAt = stored === undefined ? undefined : timeOf(stored.last_seen ?? stored.ts);
+  const given = timeOf(entry.last_seen);
+  if (storedAt === undefined || given === undefined) return false;
+  return storedAt > given || (storedAt === given && stored?.status === entry.status);
 }
 
 /** The stored entry of node `name`, in any of the shapes withEntry writes. */

@@ -37,8 +37,8 @@ export function mergeHeartbeat(dataDir: string, entry: HeartbeatEntry, options: 
 /**
  * `mergeHeartbeat` of several nodes' entries in one write (one entry per
  * node). With `keep: 'newer'`, a node whose stored entry was seen after the
- * new one (its `last_seen`, read as /events reads it) keeps its entry; when
- * every node does, nothing is written.
+ * new one (its `last_seen`, read as /events reads it), or is the same
+ * sample's, keeps its entry; when every node does, nothing is written.
  */
 export async function mergeHeartbeats(dataDir: string, entries: readonly HeartbeatEntry[], options: MergeOptions = {}): Promise<HeartbeatOutcome> {
   const file = heartbeatFile(dataDir);
