@@ -66,27 +66,3 @@ export async function completionsDir(count, { summaryChars = 0 } = {}) {
   );
   return dir;
 }
-
-/**
- * A data dir whose trends.jsonl holds `points` trend points of each of
- * `nodes` nodes (`node-000`…), interleaved as a hub stores them (every
- * node's point of one minute, then the next minute's), shaped as
- * `estate collect` writes them.
- */
-export async function nodesDir(nodes, points) {
-  const dir = path.join(BENCH_DATA, `nodes-${nodes}x${points}`);
-  const file = path.join(dir, 'trends.jsonl');
-  const count = nodes * points;
-  if (existsSync(file) && statSync(file).size > count * 200) return dir;
-  const start = Date.parse('2024-01-01T00:00:00Z');
-  const names = Array.from({ length: nodes }, (_, n) => `node-${String(n).padStart(3, '0')}`);
-  await writeLines(file, Infinity, count, (i) => {
-    const ts = new Date(start + Math.floor(i / nodes) * 60_000).toISOString();
-    return JSON.stringify({
-      ts, node: names[i % nodes], cpu_pct: (i * 37) % 100, load1: 0.42, load5: 0.4, load15: 0.38,
-      mem_total_bytes: 8_000_000_000, mem_used_bytes: 3_000_000_000 + (i % 1000), mem_used_pct: 37.5, mem_scope: 'host',
-      swap_used_bytes: 0, uptime_s: 86_400 + i, net_rx_bytes_s: 1200, net_tx_bytes_s: 800,
-    });
-  });
-  return dir;
-}

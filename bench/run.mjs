@@ -215,7 +215,7 @@ const hubRuns = [];
 for (const [part, args] of [
   ['hub', [path.join(root, 'bench', 'hub-ingest.mjs'), '--seconds', String(Math.max(seconds, 10))]],
   ['hub-postgres', [path.join(root, 'bench', 'hub-ingest.mjs'), '--seconds', String(Math.max(seconds, 10)), '--postgres', '--replicas', '3']],
-  ['hub', [path.join(root, 'bench', 'many-nodes.mjs'), '--seconds', String(seconds)]],
+  ['hub', [path.join(root, 'bench', 'node-reads.mjs')]],
 ]) {
   if (!parts.has(part)) continue;
   log(`  ${path.basename(args[0])} ${args.slice(1).join(' ')}`);

@@ -11,6 +11,12 @@ export interface RawInput {
   body?: unknown;
   /** Query parameters sent more than once (HTTP): each one the route takes is a 422 at its loc. */
   repeated?: readonly string[];
+  /**
+   * The JSON text the body was parsed from, when there was one: a text with
+   * neither `__proto__` nor a `\u` escape (which could spell it) holds no
+   * such key, and its body is not walked for one (see droppedProtoKeys).
+   */
+  bodyText?: string;
 }
 
 /** The names that occur more than once in `params`, each once. */
@@ -62,11 +68,16 @@ export function parseInput(op: Operation, raw: RawInput): Erased {
       issues.push({ loc: ['body'], msg: 'Input should be a valid dictionary or object', type: 'dict_type' });
     } else {
       body = parse('body', op.input.body, raw.body);
-      if (!issues.length) issues.push(...droppedProtoKeys(raw.body, body, ['body']));
+      if (!issues.length && mayHoldProtoKey(raw.bodyText)) issues.push(...droppedProtoKeys(raw.body, body, ['body']));
     }
   }
   if (issues.length) throw validationError(issues);
   return { path, query, body };
+}
+
+/** Whether a body parsed from `text` may hold a key `__proto__` (unknown text: it may). */
+function mayHoldProtoKey(text: string | undefined): boolean {
+  return text === undefined || text.includes('__proto__') || text.includes('\\u');
 }
 
 /**

@@ -12,7 +12,7 @@ import { type AccessLine, logAccess } from './access-log.ts';
 import { applyCors } from './cors.ts';
 import { type Carrier, type PresentedCredential, presentedCredential } from './credentials.ts';
 import { clientKey, type RateLimiter } from './rate-limit.ts';
-import { readJsonBody } from './read-body.ts';
+import { readJson } from './read-body.ts';
 import { redactPaths } from './redact-paths.ts';
 import { requestId } from './request-id.ts';
 import { Router } from './router.ts';
@@ -119,12 +119,14 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
         }
       }
       if (note && principal) note.user = principal.userId;
+      const sent = op.input.body ? await readJson(req, op.maxBodyBytes) : undefined;
       const raw: RawInput = {
         path: match.params,
         // Only an operation that takes a query reads one.
         query: op.input.query ? Object.fromEntries(query) : {},
         repeated: op.input.query ? repeatedNames(query) : [],
-        body: op.input.body ? await readJsonBody(req, op.maxBodyBytes) : undefined,
+        body: sent?.body,
+        ...(sent ? { bodyText: sent.text } : {}),
       };
       const expensive = op.expensive === true || (op.expensive !== false && op.expensive(raw.query ?? {}));
       const result =

@@ -13,11 +13,11 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * The request body as JSON. A body whose Content-Type is not JSON (or absent) → 415,
+ * The request body as JSON, with the text it was parsed from. A body whose Content-Type is not JSON (or absent) → 415,
  * before any of it is read; over `limit` (1 MiB unless the operation says) → 413; not JSON, or nested deeper than
  * 64 levels → 422 `json_invalid`; empty → undefined.
  */
-export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<{ body: unknown; text: string } | undefined> {
   if (hasBody(req) && !JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) {
     req.resume();
     throw new EstateError('unsupported_media_type', 'the request body must be JSON, sent with Content-Type: application/json');
@@ -35,7 +35,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
     });
   }
   try {
-    return JSON.parse(text);
+    return { body: JSON.parse(text), text };
   } catch (err) {
     throw new EstateError('validation', 'body is not valid JSON', {
       issues: [{ loc: ['body'], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' }],

@@ -514,12 +514,18 @@ function sortedOrder(values: Uint32Array): Uint32Array {
  * ascending. The tail is sorted and merged into the run, in place, when a
  * lookup finds it longer than SCAN_TAIL, or when it grows past an eighth of
  * the run (at least MIN_MERGE): an entry costs 8 bytes, and a lookup a binary
- * search and a short scan. Entries are never removed.
+ * search and a look in a map of the tail's hashes (built by lookups, at most
+ * SCAN_TAIL entries, dropped at each merge: a log taking keyed appends looks
+ * up each one, and scanning the tail for each cost more than the appends).
+ * Entries are never removed.
  */
 class HashRuns {
   readonly #hashes = new NumberList(Uint32Array);
   readonly #positions = new NumberList(Uint32Array);
   #sorted = 0;
+  /** The tail's positions by hash, for its first `#mapped` entries (a position, or several ascending). */
+  #tail = new Map<number, number | number[]>();
+  #mapped = 0;
 
   /** Adds `position` (greater than any added before) with hash `hash` (unsigned 32-bit). */
   add(position: number, hash: number): void {
@@ -544,8 +550,25 @@ class HashRuns {
     const found: number[] = [];
     for (let i = lo; i < this.#sorted && hashes.at(i) === hash; i++) found.push(this.#positions.at(i));
     // The tail's positions are all above the run's.
-    for (let i = this.#sorted; i < hashes.length; i++) if (hashes.at(i) === hash) found.push(this.#positions.at(i));
+    this.#mapTail();
+    const tail = this.#tail.get(hash);
+    if (typeof tail === 'number') found.push(tail);
+    else if (tail) found.push(...tail);
     return found;
+  }
+
+  /** Brings the tail's map up to the tail's end. */
+  #mapTail(): void {
+    const end = this.#hashes.length;
+    for (let i = this.#sorted + this.#mapped; i < end; i++) {
+      const hash = this.#hashes.at(i);
+      const position = this.#positions.at(i);
+      const known = this.#tail.get(hash);
+      if (known === undefined) this.#tail.set(hash, position);
+      else if (typeof known === 'number') this.#tail.set(hash, [known, position]);
+      else known.push(position);
+    }
+    this.#mapped = end - this.#sorted;
   }
 
   #merge(): void {
@@ -555,6 +578,8 @@ class HashRuns {
     const end = hashes.length;
     const count = end - start;
     if (count === 0) return;
+    if (this.#mapped) this.#tail = new Map();
+    this.#mapped = 0;
     // The tail, sorted by hash; ties keep their order (positions ascending).
     const added = new Uint32Array(count);
     for (let j = 0; j < count; j++) added[j] = hashes.at(start + j);

@@ -6,7 +6,7 @@ import type { SeriesSample } from '../store/store.ts';
 // every store: the data dir's `state/heartbeat.json` (heartbeat-merge.ts) and
 // PostgreSQL's heartbeat row (postgres/postgres-series.ts). Pure: no I/O.
 
-/** How a merge treats an entry already stored for the node: replaced (the collector), or, with `keep: 'newer'`, kept when its `last_seen` is newer (the hub's ingest: samples may arrive late). */
+/** How a merge treats an entry already stored for the node: `replace` it (the collector), or keep it when its `last_seen` is `newer` (the hub's ingest: samples may arrive late). */
 export interface MergeOptions {
   keep?: 'newer';
 }
@@ -26,8 +26,7 @@ export function heartbeatShapeProblem(value: unknown, where: string): string | u
  * `heartbeat` (which passed heartbeatShapeProblem) with each of `entries`
  * (one per node) as its node's entry; with `keep: 'newer'`, a node whose
  * stored entry was seen after the new one (its `last_seen`, read as /events
- * reads it), or is the same sample's, keeps its entry. `changed` is false
- * when every node kept its own.
+ * reads it) keeps its entry. `changed` is false when every node kept its own.
  */
 export function mergeHeartbeatEntries(heartbeat: unknown, entries: readonly HeartbeatEntry[], options: MergeOptions = {}): { heartbeat: unknown; changed: boolean } {
   let merged = heartbeat;
@@ -50,7 +49,7 @@ export function newestEntries(samples: readonly SeriesSample[]): HeartbeatEntry[
   return [...newest.values()].map((s) => ({ name: s.trend.node, last_seen: s.trend.ts, status: s.pulse.status }));
 }
 
-/** Whether `stored` (a stored heartbeat entry) was seen after `entry`, or is it (same time and status: nothing to write). */
+/** Whether `stored` (a stored heartbeat entry) was seen after `entry`, or is it (the same time and status: a resent batch, nothing to write). */
 function keepsStored(stored: Record<string, unknown> | undefined, entry: HeartbeatEntry): boolean {
   const storedAt = stored === undefined ? undefined : timeOf(stored.last_seen ?? stored.ts);
   const given = timeOf(entry.last_seen);

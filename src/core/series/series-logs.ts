@@ -19,13 +19,14 @@ export const NODE_MOUNT = 'node+mount';
  * it is known by its content instead (recordKey).
  *
  * @example
- *   sampleKey('disk', { node: 'web-1', ts: '2026-01-01T00:00:00Z', mount: '/' }) // '["web-1","2026-01-01T00:00:00Z","/"]'
+ *   sampleKey('disk', { node: 'web-1', ts: '2026-01-01T00:00:00Z', mount: '/' }) // '5:web-120:2026-01-01T00:00:00Z/'
  */
 export function sampleKey(series: SeriesName, record: JsonRecord): string | undefined {
   const { node, ts } = record;
   if (typeof node !== 'string' || typeof ts !== 'string') return undefined;
-  if (series !== 'disk') return JSON.stringify([node, ts]);
-  return typeof record.mount === 'string' ? JSON.stringify([node, ts, record.mount]) : undefined;
+  // Each part but the last after its length: no two identities make one key. (Made for every record a hub indexes: a concatenation, not JSON.)
+  if (series !== 'disk') return `${node.length}:${node}${ts}`;
+  return typeof record.mount === 'string' ? `${node.length}:${node}${ts.length}:${ts}${record.mount}` : undefined;
 }
 
 /**

@@ -12,7 +12,7 @@ import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
 import { dataDirSeries } from '../series/data-dir-series.ts';
-import type { Credentials, KeyedRecords, RecordPage, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
+import type { Credentials, KeyedRecords, RecordPage, Series, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -22,10 +22,11 @@ const POLL_MS = 5000;
  * Store interface. `work/completions.jsonl` and `publishing/entries.jsonl`
  * are RecordLogs (record-log.ts), training runs one file each
  * (training.ts), keys in keys.json (key-store.ts), the token secret in
- * `token-secret` (token-secret.ts). Subscriptions are served by one watcher
+ * `token-secret` (token-secret.ts), the series through `series`
+ * (data-dir-series.ts; open-store.ts may load it first, alone). Subscriptions are served by one watcher
  * per log plus a periodic check, started with the first subscriber.
  */
-export function createDataDirStore(dataDir: string, _config?: EstateConfig): Store {
+export function createDataDirStore(dataDir: string, _config?: EstateConfig, series: Series = dataDirSeries(dataDir)): Store {
   const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
   const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
   const tokenSecret = dataDirTokenSecret(dataDir);
@@ -56,7 +57,7 @@ export function createDataDirStore(dataDir: string, _config?: EstateConfig): Sto
     training,
     credentials,
     tokenSecret,
-    series: dataDirSeries(dataDir),
+    series,
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {

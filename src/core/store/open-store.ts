@@ -1,7 +1,7 @@
 import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
 import { ENTRIES } from '../publishing.ts';
-import type { KeyedRecords, Store, StoreOptions } from './store.ts';
+import type { KeyedRecords, Series, Store, StoreOptions } from './store.ts';
 
 /** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
 export function isPostgresSpec(spec: string): boolean {
@@ -27,17 +27,23 @@ export function describeStoreUrl(spec: string): string {
  * PostgreSQL store for a `postgres://` / `postgresql://` URL. Synchronous:
  * either store's module (keys, training runs, log indexes; the PostgreSQL
  * driver) is imported at the store's first use, so commands that never touch
- * the store (`estate trends`) never load it. Anything else is a `usage` error.
+ * the store never load it; on the data dir, a command that reads only the
+ * series (`estate trends`) loads only their part. Anything else is a `usage` error.
  */
 export function openStore(spec: string | undefined, options: StoreOptions): Store {
-  if (spec === undefined || spec === '' || spec === 'data-dir') return lazyStore('data-dir', 'data dir', () => loadDataDir(options));
+  if (spec === undefined || spec === '' || spec === 'data-dir') {
+    // The series alone load without the rest of the store: `estate trends` reads them and nothing else.
+    let series: Promise<Series> | undefined;
+    const loadSeries = () => (series ??= import('../series/data-dir-series.ts').then((m) => m.dataDirSeries(options.dataDir)));
+    return lazyStore('data-dir', 'data dir', async () => loadDataDir(options, await loadSeries()), loadSeries);
+  }
   if (isPostgresSpec(spec)) return lazyStore('postgres', describeStoreUrl(spec), () => loadPostgres(spec, options));
   throw new EstateError('usage', `invalid store "${spec.replace(/:[^@/]*@/, ':***@')}": use a postgres:// or postgresql:// URL, or data-dir for the data dir`);
 }
 
-async function loadDataDir(options: StoreOptions): Promise<Store> {
+async function loadDataDir(options: StoreOptions, series: Series): Promise<Store> {
   const { createDataDirStore } = await import('./data-dir-store.ts');
-  return createDataDirStore(options.dataDir, options.config);
+  return createDataDirStore(options.dataDir, options.config, series);
 }
 
 async function loadPostgres(url: string, options: StoreOptions): Promise<Store> {
@@ -51,8 +57,12 @@ async function loadPostgres(url: string, options: StoreOptions): Promise<Store> 
   return (mod.openPostgresStore as (url: string, options: StoreOptions) => Promise<Store>)(url, options);
 }
 
-/** A store whose implementation loads at first use; a load that fails is tried again at the next use. */
-function lazyStore(kind: Store['kind'], description: string, load: () => Promise<Store>): Store {
+/**
+ * A store whose implementation loads at first use; a load that fails is
+ * tried again at the next use. `loadSeries` may load the series part alone
+ * (the same object the store's load gives).
+ */
+function lazyStore(kind: Store['kind'], description: string, load: () => Promise<Store>, loadSeries?: () => Promise<Series>): Store {
   let loading: Promise<Store> | undefined;
   const store = (): Promise<Store> => {
     loading ??= load().catch((err: unknown) => {
@@ -61,6 +71,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     });
     return loading;
   };
+  const seriesOf = loadSeries ?? (async () => (await store()).series);
   const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec']): KeyedRecords => ({
     spec,
     write: async (input, now) => pick(await store()).write(input, now),
@@ -106,17 +117,17 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
     series: {
-      appendSample: async (sample) => (await store()).series.appendSample(sample),
-      mergeHeartbeat: async (entry) => (await store()).series.mergeHeartbeat(entry),
-      ingest: async (samples) => (await store()).series.ingest(samples),
-      heartbeat: async () => (await store()).series.heartbeat(),
-      newest: async (series, limit, where) => (await store()).series.newest(series, limit, where),
-      nodes: async () => (await store()).series.nodes(),
+      appendSample: async (sample) => (await seriesOf()).appendSample(sample),
+      mergeHeartbeat: async (entry) => (await seriesOf()).mergeHeartbeat(entry),
+      ingest: async (samples) => (await seriesOf()).ingest(samples),
+      heartbeat: async () => (await seriesOf()).heartbeat(),
+      newest: async (series, limit, where) => (await seriesOf()).newest(series, limit, where),
+      nodes: async () => (await seriesOf()).nodes(),
       pages: async function* (series, pageSize) {
-        yield* (await store()).series.pages(series, pageSize);
+        yield* (await seriesOf()).pages(series, pageSize);
       },
-      restore: async (series, records) => (await store()).series.restore(series, records),
-      restoreHeartbeat: async (data) => (await store()).series.restoreHeartbeat(data),
+      restore: async (series, records) => (await seriesOf()).restore(series, records),
+      restoreHeartbeat: async (data) => (await seriesOf()).restoreHeartbeat(data),
     },
     ready: async () => (await store()).ready(),
     health: async () => {
