@@ -117,6 +117,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       },
       restore: async (series, records) => (await store()).series.restore(series, records),
       restoreHeartbeat: async (data) => (await store()).series.restoreHeartbeat(data),
+      prune: async (series, before, options) => (await store()).series.prune(series, before, options),
     },
     ready: async () => (await store()).ready(),
     health: async () => {
