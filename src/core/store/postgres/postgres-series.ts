@@ -27,6 +27,13 @@ const TABLES: Readonly<Record<SeriesName, SeriesTable>> = {
   pulse: { table: 'series_pulse', key: ['node', 'ts'] },
 };
 
+/**
+ * First key of the advisory locks that make one prune of a series at a time
+ * ("essp"; the second key is the series): a batch is deleted under it, and a
+ * prune that finds it taken stops there, the one holding it deleting the rest.
+ */
+const PRUNE_LOCK = 0x65737370;
+
 /** First key of the advisory locks that serialise restores of records without a key, per table ("esse"). */
 const UNKEYED_LOCK = 0x65737365;
 
@@ -35,13 +42,11 @@ const PRUNE_BATCH = 10_000;
 
 /**
  * Deletes up to `$2` rows of `table` dated before `$1` (series_ts_time,
- * through its index: migration 4), skipping rows another prune holds, so
- * concurrent prunes split the rows instead of waiting on each other. Answers
- * how many it deleted and their nodes.
+ * through its index: migration 4). Answers how many it deleted and their nodes.
  */
 function pruneText(table: string): string {
   return `WITH gone AS (
-  DELETE FROM ${table} WHERE seq IN (SELECT seq FROM ${table} WHERE series_ts_time(ts) < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+  DELETE FROM ${table} WHERE seq IN (SELECT seq FROM ${table} WHERE series_ts_time(ts) < $1 LIMIT $2)
   RETURNING node
 )
 SELECT count(*)::int AS removed, coalesce(array_agg(DISTINCT node) FILTER (WHERE node IS NOT NULL), '{}') AS nodes FROM gone`;
@@ -253,10 +258,17 @@ export function postgresSeries(sql: Sql, store: string): Series {
       let removed = 0;
       const emptied = new Set<string>();
       for (;;) {
-        const [row] = await write((tx) => tx.unsafe(pruneText(table), [before.toISOString(), PRUNE_BATCH], { prepare: true }));
-        const count = Number(row?.removed ?? 0);
+        const row = await write(async (tx) => {
+          const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNE_LOCK}, ${Object.keys(TABLES).indexOf(series)}) AS held`;
+          if (!lock?.held) return undefined;
+          const [deleted] = await tx.unsafe(pruneText(table), [before.toISOString(), PRUNE_BATCH], { prepare: true });
+          return deleted;
+        });
+        // Another prune of this series is at work: it goes on to the end.
+        if (!row) break;
+        const count = Number(row.removed ?? 0);
         removed += count;
-        for (const node of (row?.nodes ?? []) as string[]) emptied.add(node);
+        for (const node of (row.nodes ?? []) as string[]) emptied.add(node);
         if (count < PRUNE_BATCH) break;
       }
       if (emptied.size > 0) {
