@@ -338,8 +338,10 @@ export interface Series {
    * the hub write; any other `ts` is undated) are deleted in batches through
    * an index on that time, and a node left with no record in any series
    * leaves `nodes()`, as on the data dir. Concurrent prunes of one series
-   * anywhere are safe and split the work (each record is counted by one).
-   * With `dryRun`, counts and changes nothing.
+   * anywhere are safe and cheap: one removes at a time (data dir: the others
+   * wait for the log's lock, then read it once and drop nothing; PostgreSQL:
+   * the others stop, the one at work deleting the rest), and each record
+   * removed is counted by one of them. With `dryRun`, counts and changes nothing.
    */
   prune(series: SeriesName, before: Date, options?: { dryRun?: boolean }): Promise<SeriesPruneResult>;
 }
