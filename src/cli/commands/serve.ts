@@ -43,7 +43,13 @@ export function serveCommand(io: CliIO): Command {
       ),
     );
   addDataDirOptions(cmd);
-  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
+  cmd.addHelpText(
+    'after',
+    '\nWith collect.retention in the config, the server prunes the series it serves\n' +
+      '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
+      'with or without --collect; its log says collect_pruned with what was dropped.\n' +
+      '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
+  );
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
     const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }, { startRetention }] = await Promise.all([
