@@ -76,6 +76,7 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
     GRANT DELETE ON training_runs TO estate_reader; GRANT UPDATE ON api_keys TO estate_reader;
     GRANT INSERT ON tally_groups, tally_distinct, tally_buckets TO estate_reader; GRANT UPDATE ON tally_groups, tally_buckets TO estate_reader;
     GRANT INSERT ON series_trends, series_disk, series_pulse, series_nodes, series_heartbeat TO estate_reader; GRANT UPDATE ON series_heartbeat TO estate_reader;
+    GRANT DELETE ON series_trends, series_disk, series_pulse, series_nodes TO estate_reader;
     GRANT USAGE ON SEQUENCE completions_event_id_seq, entries_event_id_seq, api_keys_seq_seq, series_trends_seq_seq, series_disk_seq_seq, series_pulse_seq_seq TO estate_reader`);
   await owner.end();
   const granted = await doctor(pg.url.replace(/\/\/postgres:[^@]*@/, '//estate_reader:reader-pw-7c1e@'));
@@ -93,6 +94,14 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
       assert.equal(collected.code, 0, collected.stderr);
     }
   }
+
+  // Retention: an old row deleted, and its node, left with none, taken out of series_nodes under that table's lock.
+  const seed = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await seed`INSERT INTO series_trends (node, ts, record) VALUES ('old-node', '2020-01-01T00:00:00.000Z', ${seed.json({ ts: '2020-01-01T00:00:00.000Z', node: 'old-node' })})`;
+  await seed.end();
+  const pruned = await runEstate(['prune', '--older-than', '1d', '--log', 'trends', '--json', '--store', asReader, '--data-dir', dir]);
+  assert.equal(pruned.code, 0, pruned.stderr);
+  assert.equal(pruned.json.logs.trends.dropped, 1);
 
   const wrong = await doctor(pg.url.replace(pg.password, 'not-the-password-9d2b'));
   assert.equal(wrong.code, 1);

@@ -441,6 +441,32 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(await target.series.restore('disk', disks), { created: 0, present: 2 });
   });
 
+  test(`${kind.name}: series: prune removes the records dated before the cutoff, keeps the undated and later ones, and two instances pruning at once remove each once`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    await series.ingest([sample('old', 0), sample('a', 1), sample('a', 5), sample('b', 6)]);
+    const undated = [{ load: 1 }, { ts: 'not a date', node: 'a' }];
+    await series.restore('trends', undated);
+    const cutoff = at(5)();
+    assert.equal((await series.prune('trends', cutoff, { dryRun: true })).removed, 2);
+    assert.equal((await series.newest('trends', 10)).count, 6, 'a dry run removes nothing');
+
+    const other = await opened.another();
+    const both = await Promise.all([series.prune('trends', cutoff), other.series.prune('trends', cutoff)]);
+    assert.equal(both[0].removed + both[1].removed, 2, 'each record removed is counted once');
+    assert.deepEqual((await series.newest('trends', 10)).items, [...undated].reverse().concat([sample('b', 6).trend, sample('a', 5).trend]));
+    assert.deepEqual((await series.newest('trends', 10, { node: 'a' })).items, [undated[1], sample('a', 5).trend]);
+    assert.deepEqual((await series.newest('trends', 10, { node: 'old' })).items, []);
+    assert.deepEqual(await series.nodes(), ['a', 'b', 'old'], 'old still has disk snapshots and pulse entries');
+
+    // A cutoff is not inclusive: a record dated at it stays.
+    for (const name of ['disk', 'pulse'] as const) assert.equal((await series.prune(name, cutoff)).removed, 2, name);
+    assert.deepEqual((await series.newest('disk', 10)).items.map((r) => [r.node, r.ts]), [['b', at(6)().toISOString()], ['a', cutoff.toISOString()]]);
+    assert.deepEqual(await series.nodes(), ['a', 'b'], 'a node with no record left is no longer listed');
+    assert.equal((await series.prune('pulse', cutoff)).removed, 0, 'nothing left to remove');
+  });
+
   test(`${kind.name}: series: a sample whose parts disagree, or a record with a field of the wrong type, is a validation error and nothing of the call is stored`, async (t) => {
     const opened = await open(t);
     if (!opened) return;

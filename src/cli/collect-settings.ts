@@ -28,16 +28,21 @@ export function collectSettings(flags: CollectFlags, config: EstateConfig, env: 
   const node = flags.node ?? nodeName(config);
   if (node.trim() === '') throw new EstateError('usage', '--node: a node name cannot be empty');
   const root = hostRoot(flags.hostPrefix ?? env.ESTATE_HOST_PREFIX ?? config.collect?.host_prefix);
-  const retention = config.collect?.retention;
   return {
     node,
     root,
     thresholds: mergedThresholds(config),
     dataDir,
     intervalMs,
-    retentionMs: retention === undefined ? undefined : parseDuration(retention, 'collect.retention'),
+    retentionMs: retentionOf(config),
     spoolMaxBytes: config.collect?.spool_max_bytes ?? DEFAULT_SPOOL_MAX_BYTES,
   };
+}
+
+/** `collect.retention` in ms, or undefined when the config sets none; a usage error (exit 2) for a bad duration. */
+export function retentionOf(config: EstateConfig): number | undefined {
+  const retention = config.collect?.retention;
+  return retention === undefined ? undefined : parseDuration(retention, 'collect.retention');
 }
 
 /** The time between samples: `--interval`, else `collect.interval`, else 60s. */

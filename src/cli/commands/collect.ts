@@ -53,7 +53,8 @@ export function collectCommand(io: CliIO): Command {
         'key (401, 403) keeps them all. --once --url exits 0 when the hub cannot take\n' +
         'them now (one line on stderr): they go with the next run.\n' +
         '\nWith collect.retention in the config, records older than it are pruned from\n' +
-        'the local series logs at most once an hour (as estate prune does).\n',
+        'the series at most once an hour (as estate prune does), in the data dir or the\n' +
+        'PostgreSQL store they are written to.\n',
     )
     .action(async (options: CollectOptions) => {
       if (options.interval !== undefined) parseDuration(options.interval, '--interval');

@@ -11,7 +11,8 @@ import { projectRoot } from '../../project-root.ts';
 import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import type { CollectorSettings } from '../../core/collect/collect-loop.ts';
-import { collectSettings } from '../collect-settings.ts';
+import type { RetentionReport } from '../../core/retention/retention-timer.ts';
+import { collectSettings, retentionOf } from '../collect-settings.ts';
 import { LOG_FORMATS, type LogFormat, serveLogSink } from '../serve-log.ts';
 
 interface ServeOptions {
@@ -42,14 +43,21 @@ export function serveCommand(io: CliIO): Command {
       ),
     );
   addDataDirOptions(cmd);
-  cmd.addHelpText('after', '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n');
+  cmd.addHelpText(
+    'after',
+    '\nWith collect.retention in the config, the server prunes the series it serves\n' +
+      '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
+      'with or without --collect; its log says collect_pruned with what was dropped.\n' +
+      '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
+  );
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
-    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }] = await Promise.all([
+    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }, { startRetention }] = await Promise.all([
       import('../../core/demo-estate.ts'),
       import('../../server/create-app.ts'),
       import('../../server/listen.ts'),
       import('../../server/heap-settings.ts'),
+      import('../../core/retention/retention-timer.ts'),
     ]);
     keepHeapSmall(process.execArgv, io.env.NODE_OPTIONS);
     let stopped = false;
@@ -71,7 +79,9 @@ export function serveCommand(io: CliIO): Command {
       }
       const config = loadConfig(dataDir, options.config, io.env);
       if (options.interval !== undefined && !options.collect) throw new EstateError('usage', '--interval is for --collect: the time between samples of this node');
-      const collecting = options.collect ? collectSettings({ interval: options.interval }, config, io.env, dataDir) : undefined;
+      // The server applies collect.retention itself (a hub that only ingests prunes too), so its collector does not.
+      const retentionMs = retentionOf(config);
+      const collecting = options.collect ? { ...collectSettings({ interval: options.interval }, config, io.env, dataDir), retentionMs: undefined } : undefined;
       const host = options.host ?? config.serve?.host ?? '127.0.0.1';
       const port = parsePort(options.port ?? config.serve?.port ?? 8080);
       if (stopped) return;
@@ -101,10 +111,12 @@ export function serveCommand(io: CliIO): Command {
           io.stdout(demoBanner(running.url, key));
         }
         const collector = collecting ? startCollector(ctx, collecting, app.log) : undefined;
+        const retention = retentionMs ? startRetention(ctx.store, dataDir, retentionMs, retentionLog(app.log)) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
-        // The sample in progress is finished (never a torn line) before the store closes.
+        // The sample and the prune in progress are finished (never a torn line) before the store closes.
         await collector?.stop();
+        await retention?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -136,7 +148,6 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
           if (recorded.heartbeatProblem) warn('collect_heartbeat_left_alone', recorded.heartbeatProblem);
         },
         failed: (err) => warn('collect_failed', err),
-        pruned: (counts) => log({ level: 'info', time: new Date().toISOString(), event: 'collect_pruned', dropped: Object.fromEntries(Object.entries(counts).map(([name, c]) => [name, c.dropped])) }),
       }),
     )
     .catch((err: unknown) => warn('collect_failed', err));
@@ -145,6 +156,18 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
       stopping.abort();
       await done;
     },
+  };
+}
+
+/**
+ * How the server's retention is logged: `collect_pruned` with what each
+ * series dropped when a pass dropped records, `collect_prune_failed` (a
+ * warning) when one failed; the next check tries again.
+ */
+function retentionLog(log: (line: Record<string, unknown>) => void): RetentionReport {
+  return {
+    pruned: (counts) => log({ level: 'info', time: new Date().toISOString(), event: 'collect_pruned', dropped: Object.fromEntries(Object.entries(counts).map(([name, c]) => [name, c.removed])) }),
+    failed: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'collect_prune_failed', error: String((err as Error)?.message ?? err) }),
   };
 }
 

@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PruneCounts } from '../retention/prune-file.ts';
-import type { Store } from '../store/store.ts';
-import { applyRetention } from './apply-retention.ts';
+import { applyRetention } from '../retention/apply-retention.ts';
+import type { SeriesName, SeriesPruneResult, Store } from '../store/store.ts';
 import { type RecordedSample, recordSample } from './record-sample.ts';
 import type { SampleOptions } from './sample-types.ts';
 
 /** What a running collector is told to do: what `recordSample` takes, how often, and how long the series keep records. */
 export interface CollectorSettings extends Omit<SampleOptions, 'previous'> {
   intervalMs: number;
-  /** `collect.retention`, when set: records older than this are pruned from the series logs (applyRetention). */
+  /** `collect.retention`, when set: records older than this are pruned from the store's series (applyRetention). */
   retentionMs?: number | undefined;
   /** `collect.spool_max_bytes`: the bound of the spool of a collector sending to a hub. */
   spoolMaxBytes: number;
@@ -22,8 +21,8 @@ export interface SamplingReport<T> {
 }
 
 export interface CollectorReport extends SamplingReport<RecordedSample> {
-  /** A retention pass that dropped records: the counts per log. */
-  pruned?: (counts: Record<string, PruneCounts>) => void;
+  /** A retention pass that dropped records: what each series dropped. */
+  pruned?: (counts: Record<SeriesName, SeriesPruneResult>) => void;
 }
 
 /**
@@ -52,10 +51,10 @@ export async function sampleEvery<T>(take: () => Promise<T>, intervalMs: number,
 /**
  * Samples this node every `intervalMs` until `signal` aborts, each sample
  * written through the store (`recordSample`), and applies `retentionMs`
- * to the data dir's series logs after a sample when it is due (at most
- * once an hour: applyRetention; a PostgreSQL store keeps its series in
- * tables, which this does not prune). `estate collect` and `estate serve
- * --collect` both run this.
+ * to the store's series after a sample when it is due (at most once an
+ * hour: applyRetention). `estate collect` runs this; `estate serve
+ * --collect` runs it without `retentionMs`, the server applying retention
+ * itself.
  */
 export async function runCollector(store: Store, settings: CollectorSettings, signal: AbortSignal, report: CollectorReport): Promise<void> {
   const { intervalMs, retentionMs, spoolMaxBytes: _, ...options } = settings;
@@ -71,12 +70,12 @@ export async function runCollector(store: Store, settings: CollectorSettings, si
   );
 }
 
-/** applyRetention for a data-dir store with `collect.retention` set; a failure is reported, not thrown (the sample was written). */
+/** applyRetention with `collect.retention` set; a failure is reported, not thrown (the sample was written; a server goes on serving). */
 export async function pruneIfDue(store: Store, settings: Pick<CollectorSettings, 'dataDir' | 'retentionMs'>, report: Pick<CollectorReport, 'pruned' | 'failed'>): Promise<void> {
-  if (store.kind !== 'data-dir' || !settings.retentionMs) return;
+  if (!settings.retentionMs) return;
   try {
-    const counts = await applyRetention(settings.dataDir, settings.retentionMs);
-    if (counts && Object.values(counts).some((c) => c.dropped > 0)) report.pruned?.(counts);
+    const counts = await applyRetention(store, settings.dataDir, settings.retentionMs);
+    if (counts && Object.values(counts).some((c) => c.removed > 0)) report.pruned?.(counts);
   } catch (err) {
     report.failed(err);
   }

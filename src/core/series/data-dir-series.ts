@@ -3,6 +3,7 @@ import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { recentRecords } from '../recent-records.ts';
 import type { AppendResult, RecordLog } from '../record-log.ts';
+import { pruneLog } from '../retention/prune-log.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName } from '../store/store.ts';
@@ -77,6 +78,11 @@ export function dataDirSeries(dataDir: string): Series {
     },
 
     restoreHeartbeat: (data) => restoreHeartbeat(dataDir, data),
+
+    async prune(series, before, options) {
+      const file = await pruneLog(dataDir, series, before, { dryRun: options?.dryRun === true });
+      return { removed: file.dropped, file };
+    },
   };
 }
 

@@ -128,6 +128,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       },
       restore: async (series, records) => (await seriesOf()).restore(series, records),
       restoreHeartbeat: async (data) => (await seriesOf()).restoreHeartbeat(data),
+      prune: async (series, before, options) => (await seriesOf()).prune(series, before, options),
     },
     ready: async () => (await store()).ready(),
     health: async () => {

@@ -8,6 +8,7 @@ import type { KeyedLogSpec, KeyedWriteResult } from '../keyed-log.ts';
 import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts';
 import type { LogPage } from '../record-log.ts';
 import type { StateDocument } from '../state-files.ts';
+import type { PruneCounts } from '../retention/prune-file.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 
 export type { HeartbeatOutcome };
@@ -263,6 +264,14 @@ export interface IngestResult {
   duplicates: number;
 }
 
+/** What `Series.prune` did (or, with `dryRun`, would do). */
+export interface SeriesPruneResult {
+  /** Records dated before the cutoff: removed (with `dryRun`, that would be). */
+  removed: number;
+  /** Data dir only: how its file changed (lines kept, undated ones among them, bytes before and after). */
+  file?: PruneCounts;
+}
+
 /**
  * The series (DESIGN.md 7a): trend points, disk snapshots, pulse entries and
  * the heartbeat. Data dir: `trends.jsonl`, `disk.jsonl`, `health-pulse.jsonl`
@@ -319,6 +328,22 @@ export interface Series {
   restore(series: SeriesName, records: readonly JsonRecord[]): Promise<{ created: number; present: number }>;
   /** Makes `data` (a parsed heartbeat) the heartbeat unless one is stored (store copy): `created`, `present` (an equal one) or `conflict` (another one, kept). */
   restoreHeartbeat(data: unknown): Promise<'created' | 'present' | 'conflict'>;
+  /**
+   * Retention (DESIGN.md 7a): removes the records of `series` dated before
+   * `before` (their `ts`); a record that cannot be dated is kept. Records
+   * written meanwhile are kept; readers never see a partial series. Data
+   * dir: the log is rewritten as `estate prune` does (pruneFile: under its
+   * lock, atomically; dated as Date.parse reads `ts`). PostgreSQL: the rows
+   * whose `ts` is an RFC 3339 date-time before the cutoff (what collectors and
+   * the hub write; any other `ts` is undated) are deleted in batches through
+   * an index on that time, and a node left with no record in any series
+   * leaves `nodes()`, as on the data dir. Concurrent prunes of one series
+   * anywhere are safe and cheap: one removes at a time (data dir: the others
+   * wait for the log's lock, then read it once and drop nothing; PostgreSQL:
+   * the others stop, the one at work deleting the rest), and each record
+   * removed is counted by one of them. With `dryRun`, counts and changes nothing.
+   */
+  prune(series: SeriesName, before: Date, options?: { dryRun?: boolean }): Promise<SeriesPruneResult>;
 }
 
 export type StoreKind = 'data-dir' | 'postgres';

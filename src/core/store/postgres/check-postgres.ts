@@ -23,11 +23,12 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   tally_groups: ['SELECT', 'INSERT', 'UPDATE'],
   tally_distinct: ['SELECT', 'INSERT'],
   tally_buckets: ['SELECT', 'INSERT', 'UPDATE'],
-  // The series (version 3); series_nodes is kept by the trigger of each insert into them, as the role that inserts.
-  series_trends: ['SELECT', 'INSERT'],
-  series_disk: ['SELECT', 'INSERT'],
-  series_pulse: ['SELECT', 'INSERT'],
-  series_nodes: ['SELECT', 'INSERT'],
+  // The series (version 3); series_nodes is kept by the trigger of each insert into them, as the role that inserts,
+  // and by retention (Series.prune: DELETE, and a lock of series_nodes, which DELETE allows).
+  series_trends: ['SELECT', 'INSERT', 'DELETE'],
+  series_disk: ['SELECT', 'INSERT', 'DELETE'],
+  series_pulse: ['SELECT', 'INSERT', 'DELETE'],
+  series_nodes: ['SELECT', 'INSERT', 'DELETE'],
   series_heartbeat: ['SELECT', 'INSERT', 'UPDATE'],
 };
 

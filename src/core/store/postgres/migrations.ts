@@ -30,6 +30,10 @@
 //   in each insert's transaction (Series.nodes reads it, not the records).
 // - series_heartbeat: the heartbeat document (row id 1), merged under its
 //   row lock (postgres-series.ts).
+// - series_ts_time(ts) and an index on it per series table (version 4): the
+//   instant a row's `ts` names when it is an RFC 3339 date-time, NULL for
+//   any other text, so retention (Series.prune) finds the rows dated before
+//   a cutoff through the index, reading only those, and keeps the undated.
 
 export interface Migration {
   version: number;
@@ -255,6 +259,29 @@ CREATE TABLE series_heartbeat (
   data json NOT NULL,
   modified_at timestamptz NOT NULL DEFAULT now()
 );
+`,
+  },
+  {
+    version: 4,
+    description: 'an index on the series rows\' time, for retention (estate prune, collect.retention)',
+    sql: `
+-- The instant of an RFC 3339 date-time (a date, T, a time to the second, any
+-- fraction, Z or an offset); NULL for anything else, a 30 February included.
+-- With its offset given, the text names one instant whatever the session's
+-- time zone: the function is immutable, and can be indexed.
+CREATE FUNCTION series_ts_time(ts text) RETURNS timestamptz LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $f$
+BEGIN
+  IF ts IS NULL OR ts !~ '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$' THEN
+    RETURN NULL;
+  END IF;
+  RETURN ts::timestamptz;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END
+$f$;
+CREATE INDEX series_trends_time ON series_trends (series_ts_time(ts));
+CREATE INDEX series_disk_time ON series_disk (series_ts_time(ts));
+CREATE INDEX series_pulse_time ON series_pulse (series_ts_time(ts));
 `,
   },
 ];

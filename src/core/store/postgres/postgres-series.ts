@@ -27,8 +27,41 @@ const TABLES: Readonly<Record<SeriesName, SeriesTable>> = {
   pulse: { table: 'series_pulse', key: ['node', 'ts'] },
 };
 
+/**
+ * First key of the advisory locks that make one prune of a series at a time
+ * ("essp"; the second key is the series): a batch is deleted under it, and a
+ * prune that finds it taken stops there, the one holding it deleting the rest.
+ */
+const PRUNE_LOCK = 0x65737370;
+
 /** First key of the advisory locks that serialise restores of records without a key, per table ("esse"). */
 const UNKEYED_LOCK = 0x65737365;
+
+/** Rows a prune deletes in one transaction: short transactions, whatever the backlog (a first prune of a year of rows). */
+const PRUNE_BATCH = 10_000;
+
+/**
+ * Deletes up to `$2` rows of `table` dated before `$1` (series_ts_time,
+ * through its index: migration 4). Answers how many it deleted and their nodes.
+ */
+function pruneText(table: string): string {
+  return `WITH gone AS (
+  DELETE FROM ${table} WHERE seq IN (SELECT seq FROM ${table} WHERE series_ts_time(ts) < $1 LIMIT $2)
+  RETURNING node
+)
+SELECT count(*)::int AS removed, coalesce(array_agg(DISTINCT node) FILTER (WHERE node IS NOT NULL), '{}') AS nodes FROM gone`;
+}
+
+/**
+ * Removes from series_nodes the nodes of `$1` (a JSON list) that no series holds a row of
+ * any more. The table lock (which every insert's trigger conflicts with)
+ * waits for the inserts under way and holds new ones back for this
+ * statement, so a node that gets a row meanwhile is never left out.
+ */
+const FORGET_NODES = `DELETE FROM series_nodes n WHERE n.node IN (SELECT json_array_elements_text($1::text::json))
+  AND NOT EXISTS (SELECT 1 FROM series_trends WHERE node = n.node)
+  AND NOT EXISTS (SELECT 1 FROM series_disk WHERE node = n.node)
+  AND NOT EXISTS (SELECT 1 FROM series_pulse WHERE node = n.node)`;
 
 /** A deadlock or a serialization failure: the transaction is tried again, at most this many times in all. */
 const ATTEMPTS = 3;
@@ -214,6 +247,37 @@ export function postgresSeries(sql: Sql, store: string): Series {
         return (await insert(tx, series, unique, 'dedupe')).length;
       });
       return { created, present: records.length - created };
+    },
+
+    prune: async (series, before, options) => {
+      const { table } = TABLES[series];
+      if (options?.dryRun) {
+        const [row] = await withinDeadline(store, () => sql.unsafe(`SELECT count(*)::int AS removed FROM ${table} WHERE series_ts_time(ts) < $1`, [before.toISOString()]));
+        return { removed: Number(row?.removed ?? 0) };
+      }
+      let removed = 0;
+      const emptied = new Set<string>();
+      for (;;) {
+        const row = await write(async (tx) => {
+          const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNE_LOCK}, ${Object.keys(TABLES).indexOf(series)}) AS held`;
+          if (!lock?.held) return undefined;
+          const [deleted] = await tx.unsafe(pruneText(table), [before.toISOString(), PRUNE_BATCH], { prepare: true });
+          return deleted;
+        });
+        // Another prune of this series is at work: it goes on to the end.
+        if (!row) break;
+        const count = Number(row.removed ?? 0);
+        removed += count;
+        for (const node of (row.nodes ?? []) as string[]) emptied.add(node);
+        if (count < PRUNE_BATCH) break;
+      }
+      if (emptied.size > 0) {
+        await write(async (tx) => {
+          await tx`LOCK TABLE series_nodes IN SHARE ROW EXCLUSIVE MODE`;
+          await tx.unsafe(FORGET_NODES, [JSON.stringify([...emptied])]);
+        });
+      }
+      return { removed };
     },
 
     restoreHeartbeat: (data) =>
