@@ -21,7 +21,7 @@
 // (p50, p99) and the servers' RSS; asserts nothing about speed. Bounded in
 // time; not part of `npm test`. Needs `npm run build` first.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -29,7 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { register } from 'tsx/esm/api';
-import { memoryMb } from './server-process.mjs';
+import { memoryMb, startEstateServe } from './server-process.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'estate');
@@ -64,24 +64,7 @@ const deadline = setTimeout(() => {
 deadline.unref();
 
 async function startServe(env) {
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--quiet'], {
-    env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ESTATE_API_KEY: apiKey, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      output += chunk;
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
-      if (m) resolve(m[0]);
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.stderr.setEncoding('utf8').on('data', onData);
-    exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
-  });
-  const server = { process: child, url, exited };
+  const server = await startEstateServe(BIN, dataDir, apiKey, env, (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean));
   servers.push(server);
   return server;
 }

@@ -1,6 +1,7 @@
 // Servers for the benchmarks: a child process that prints its URL.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 
 /** Starts `node ARGS` and resolves with `{child, url}` once it prints an http://127.0.0.1:PORT URL. */
 export function startServer(args, env) {
@@ -40,4 +41,30 @@ export function memoryMb(pid) {
   } catch {
     return { VmHWM: NaN, VmRSS: NaN };
   }
+}
+
+/**
+ * `bin/estate serve` on a free loopback port over `dataDir`, quiet, with
+ * `apiKey` as ESTATE_API_KEY and `env` added (a store URL); `nodeArgs` are
+ * node's own options (`--cpu-prof`). Resolves once it prints its URL with
+ * `{process, url, exited}` (`exited` resolves with its code and signal).
+ */
+export async function startEstateServe(bin, dataDir, apiKey, env = {}, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--quiet'], {
+    env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ESTATE_API_KEY: apiKey, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
+      if (m) resolve(m[0]);
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
+    exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
+  });
+  return { process: child, url, exited };
 }

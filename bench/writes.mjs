@@ -16,13 +16,14 @@
 // the servers and fails the run. Not part of `npm test`. `--postgres` starts
 // a cluster with test/helpers/postgres.ts (Debian's postgresql package).
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { register } from 'tsx/esm/api';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { startEstateServe } from './server-process.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'estate');
@@ -53,23 +54,7 @@ deadline.unref();
 
 /** `estate serve` on a free loopback port; resolves once it prints its URL. */
 async function startServe(env) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--quiet'], {
-    env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ESTATE_API_KEY: apiKey, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      output += chunk;
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
-      if (m) resolve(m[0]);
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.stderr.setEncoding('utf8').on('data', onData);
-    exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
-  });
-  const server = { process: child, url, exited };
+  const server = await startEstateServe(BIN, dataDir, apiKey, env);
   servers.push(server);
   return server;
 }
