@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import postgres from 'postgres';
-import { parseConfig } from '../src/config.ts';
-import { openStore } from '../src/core/store/open-store.ts';
 import { migrate } from '../src/core/store/postgres/migrate.ts';
 import type { JsonRecord, Store } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { openPostgres, postgresOrSkip } from './helpers/postgres-store.ts';
 import { migrateWithCli } from './helpers/replicas.ts';
 import { samplesOf } from './helpers/samples.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -22,19 +20,6 @@ type Json = Record<string, any>;
 
 const DAY = 86_400_000;
 const SERIES = ['trends', 'disk', 'pulse'] as const;
-
-async function postgresOrSkip(t: TestContext): Promise<TestPostgres | undefined> {
-  const pg = await startPostgres(t);
-  if (!pg) t.skip('PostgreSQL is not installed (apt-get install postgresql)');
-  return pg;
-}
-
-async function openPostgres(t: TestContext, pg: TestPostgres): Promise<Store> {
-  const store = openStore(pg.url, { dataDir: await tempDataDir(t), config: parseConfig('{}', 'estate.config.json'), env: {} });
-  t.after(() => store.close());
-  await store.ready();
-  return store;
-}
 
 async function allRecords(store: Store, series: (typeof SERIES)[number]): Promise<JsonRecord[]> {
   const out: JsonRecord[] = [];

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import postgres from 'postgres';
 import { parseConfig } from '../src/config.ts';
 import { openStore } from '../src/core/store/open-store.ts';
@@ -10,7 +10,7 @@ import type { SeriesSample, Store } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { openPostgres, postgresOrSkip } from './helpers/postgres-store.ts';
 import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
 
 // The series in a real PostgreSQL (postgres/postgres-series.ts): per-node
@@ -20,19 +20,6 @@ import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/repl
 // test/store-contract.test.ts.
 
 const BASE = Date.UTC(2026, 0, 1);
-
-async function postgresOrSkip(t: TestContext): Promise<TestPostgres | undefined> {
-  const pg = await startPostgres(t);
-  if (!pg) t.skip('PostgreSQL is not installed (apt-get install postgresql)');
-  return pg;
-}
-
-async function openPostgres(t: TestContext, pg: TestPostgres): Promise<Store> {
-  const store = openStore(pg.url, { dataDir: await tempDataDir(t), config: parseConfig('{}', 'estate.config.json'), env: {} });
-  t.after(() => store.close());
-  await store.ready();
-  return store;
-}
 
 function sample(node: string, i: number): SeriesSample {
   const ts = new Date(BASE + i * 10_000).toISOString();
