@@ -248,6 +248,32 @@ test('a spool left by a crash is sent whole: a state of an older generation (a c
   assert.deepEqual(await unsent(dir), []);
 });
 
+// The acknowledgement's state is renamed in without an fsync (spool-state.ts): a crash may leave the state of before it, or an empty file.
+for (const [lost, state] of [
+  ['left empty', (_before: string) => ''],
+  ['back to the one before the last acknowledgement', (before: string) => before],
+] as const) {
+  test(`a spool state ${lost} by a crash sends the acknowledged samples again, and the hub stores each once`, { skip: !LINUX }, async (t) => {
+    const hub = await startFakeHub(t);
+    const dir = await nodeDir(t);
+    const stateFile = path.join(dir, 'collect', 'spool-a.state.json');
+    const first = await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]);
+    assert.equal(first.code, 0, first.stderr);
+    const before = await readFile(stateFile, 'utf8');
+    const second = await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(await unsent(dir), []);
+    await writeFile(stateFile, state(before));
+    const third = await runEstate(['collect', '--once', ...collectArgs(hub.url, dir).slice(1)]);
+    assert.equal(third.code, 0, third.stderr);
+    const resent = lost === 'left empty' ? [first.json.trend.ts, second.json.trend.ts] : [second.json.trend.ts];
+    assert.deepEqual(hub.requests.at(-1)?.ts, [...resent, third.json.trend.ts], 'sent again from where the state says, never past it');
+    assert.deepEqual(hub.stored, [first.json.trend.ts, second.json.trend.ts, third.json.trend.ts]);
+    assert.equal(hub.duplicates, resent.length);
+    assert.deepEqual(await unsent(dir), []);
+  });
+}
+
 test('an acknowledged spool is compacted: the file stays near collect.spool_max_bytes however many samples went through it', { skip: !LINUX }, async (t) => {
   const hub = await startFakeHub(t);
   const dir = await nodeDir(t, { collect: { spool_max_bytes: 4096 } });

@@ -14,15 +14,20 @@ import { assertInsideDataDir } from './open-data-file.ts';
  * durable, and the rename follows it synchronously, so nothing else in this
  * process comes between them. When it throws or answers false, nothing is
  * replaced. Resolves true when `file` was replaced.
+ *
+ * `durable: false` skips the fsync of the temp file: readers still see the
+ * old or the new file whole, but a crash soon after may leave the old file,
+ * or (on a file system that orders neither) an empty one. Only for a file
+ * whose loss its reader takes as "start over", never as a value.
  */
-export async function writeFileAtomic(file: string, content: string, mode = 0o600, beforeReplace?: () => boolean): Promise<boolean> {
+export async function writeFileAtomic(file: string, content: string, mode = 0o600, beforeReplace?: () => boolean, { durable = true }: { durable?: boolean } = {}): Promise<boolean> {
   await assertInsideDataDir(file);
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   try {
     await handle.writeFile(content, 'utf8');
     await handle.chmod(mode);
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch (err) {
     await handle.close();
     await unlink(temp).catch(() => {});

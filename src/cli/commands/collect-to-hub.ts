@@ -27,7 +27,7 @@ export interface HubRun {
 export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
   const { target, settings } = run;
   await mkdir(settings.dataDir, { recursive: true, mode: 0o700 });
-  const [{ SampleSpool }, { spoolSample }, { sendSpool }, { startHubSender }, { sampleEvery }] = await Promise.all([
+  const [{ SampleSpool }, { spoolSample, spoolSampler }, { sendSpool }, { startHubSender }, { sampleEvery }] = await Promise.all([
     import('../../core/collect/send/sample-spool.ts'),
     import('../../core/collect/send/spool-sample.ts'),
     import('../../core/collect/send/send-spool.ts'),
@@ -98,7 +98,7 @@ export async function collectToHub(io: CliIO, run: HubRun): Promise<void> {
     failed: (err) => say((err as Error).message),
   });
   try {
-    await sampleEvery(() => spoolSample(spool, options), intervalMs, stopping.signal, {
+    await sampleEvery(spoolSampler(spool, options), intervalMs, stopping.signal, {
       sampled: (spooled) => {
         print(spooled);
         sender.wake();

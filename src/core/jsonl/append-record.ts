@@ -30,36 +30,45 @@ export interface AppendedSpan {
  *   await appendRecords('work/completions.jsonl', [record]);
  */
 export async function appendRecords(file: string, records: readonly JsonRecord[]): Promise<AppendedSpan> {
-  // JSON.stringify escapes every newline inside strings: one record is one line.
-  const lines = records.map((r) => `${JSON.stringify(r)}\n`).join('');
   const handle = await openForAppend(file);
-  let size = 0;
   try {
-    size = (await handle.stat()).size;
-    const torn = size > 0 && (await lastByte(handle, size)) !== NEWLINE;
-    const payload = Buffer.from(`${torn ? '\n' : ''}${lines}`, 'utf8');
-    try {
-      let written = 0;
-      // One write(2) for the whole payload; a short write (disk full, signal) continues where it stopped.
-      while (written < payload.length) {
-        const { bytesWritten } = await handle.write(payload, written, payload.length - written);
-        if (bytesWritten <= 0) throw new Error(`appendRecords: no progress writing ${file}`);
-        written += bytesWritten;
-      }
-      await handle.datasync();
-    } catch (err) {
-      await handle.truncate(size).catch(() => {});
-      throw err;
-    }
-    if (size === 0) await syncDirectory(path.dirname(file));
-    return { start: size + (torn ? 1 : 0), end: size + payload.length };
+    return await appendRecordsTo(handle, file, records);
   } finally {
     await handle.close();
   }
 }
 
+/**
+ * `appendRecords` through a handle `openForAppend` opened (a writer that
+ * also reads the file, the same open for both); the caller closes it.
+ * `size`, when given, is the file's size as the caller just saw it under
+ * the lock (one fstat less).
+ */
+export async function appendRecordsTo(handle: FileHandle, file: string, records: readonly JsonRecord[], size?: number): Promise<AppendedSpan> {
+  // JSON.stringify escapes every newline inside strings: one record is one line.
+  const lines = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  size ??= (await handle.stat()).size;
+  const torn = size > 0 && (await lastByte(handle, size)) !== NEWLINE;
+  const payload = Buffer.from(`${torn ? '\n' : ''}${lines}`, 'utf8');
+  try {
+    let written = 0;
+    // One write(2) for the whole payload; a short write (disk full, signal) continues where it stopped.
+    while (written < payload.length) {
+      const { bytesWritten } = await handle.write(payload, written, payload.length - written);
+      if (bytesWritten <= 0) throw new Error(`appendRecords: no progress writing ${file}`);
+      written += bytesWritten;
+    }
+    await handle.datasync();
+  } catch (err) {
+    await handle.truncate(size).catch(() => {});
+    throw err;
+  }
+  if (size === 0) await syncDirectory(path.dirname(file));
+  return { start: size + (torn ? 1 : 0), end: size + payload.length };
+}
+
 /** Opens `file` for appending and reading, creating it (and its folder) when missing; never through a link (`openDataFile`). */
-async function openForAppend(file: string): Promise<FileHandle> {
+export async function openForAppend(file: string): Promise<FileHandle> {
   try {
     return await openDataFile(file, 'append');
   } catch (err) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { dataPath } from '../../data-files.ts';
 import { withFileLock } from '../../file-lock.ts';
 import { isNotFound } from '../../fs-errors.ts';
-import { appendRecords, ensureFolder, syncDirectory } from '../../jsonl/append-record.ts';
+import { type AppendedSpan, appendRecordsTo, ensureFolder, openForAppend, syncDirectory } from '../../jsonl/append-record.ts';
 import { openDataFile } from '../../open-data-file.ts';
 import type { SeriesSample } from '../../store/store.ts';
 import { readSpoolState, type SpoolState, writeSpoolState } from './spool-state.ts';
@@ -23,6 +23,10 @@ export interface SpoolBatch {
   end: number;
   samples: SeriesSample[];
   unreadable: number;
+  /** Where the spool's header line ends: `end - headerEnd` is its acknowledged head once the batch is. */
+  headerEnd: number;
+  /** The batch reached the end of the spool as it was read: nothing was left after it then. */
+  atEnd: boolean;
 }
 
 interface Header {
@@ -55,6 +59,8 @@ interface Header {
 export class SampleSpool {
   readonly file: string;
   readonly stateFile: string;
+  /** The spool's folder was made (or found) once: a folder removed later is made again by the append's open. */
+  private folderMade = false;
 
   constructor(
     dataDir: string,
@@ -77,13 +83,24 @@ export class SampleSpool {
    * `maxBytes` (never dropping this one). Answers how many were dropped now.
    */
   async append(build: (unreportedDrops: number) => SeriesSample): Promise<{ dropped: number }> {
-    await ensureFolder(this.file);
+    if (!this.folderMade) await ensureFolder(this.file);
+    this.folderMade = true;
     return this.locked(async () => {
       const state = await readSpoolState(this.stateFile);
-      const head = await readHeader(this.file);
-      const sample = build(state.dropped);
-      const records = head.size === 0 ? [{ spool: newGeneration() }, sample] : [sample];
-      const span = await appendRecords(this.file, records as unknown as Record<string, unknown>[]);
+      // One open for the header and the append (and the folder made again if it went: openForAppend).
+      const handle = await openForAppend(this.file);
+      let head: Header;
+      let span: AppendedSpan;
+      let sample: SeriesSample;
+      let records: object[];
+      try {
+        head = await headerOf(handle);
+        sample = build(state.dropped);
+        records = head.size === 0 ? [{ spool: newGeneration() }, sample] : [sample];
+        span = await appendRecordsTo(handle, this.file, records as unknown as Record<string, unknown>[], head.size);
+      } finally {
+        await handle.close();
+      }
       const generation = head.size === 0 ? (records[0] as { spool: string }).spool : head.generation;
       const headerEnd = head.size === 0 ? lineBytes(records[0] as object) : head.end;
       const start = startOf(state, generation, headerEnd);
@@ -96,6 +113,10 @@ export class SampleSpool {
         await writeSpoolState(this.stateFile, { generation, offset, dropped });
       }
       return { dropped };
+    }).catch((err: unknown) => {
+      // The folder may have gone (its lock file could not be made): made again next time.
+      this.folderMade = false;
+      throw err;
     });
   }
 
@@ -103,11 +124,11 @@ export class SampleSpool {
   async readBatch(maxSamples: number, maxBytes: number): Promise<SpoolBatch> {
     const state = await readSpoolState(this.stateFile);
     const handle = await openIfThere(this.file);
-    if (!handle) return { generation: '', start: 0, end: 0, samples: [], unreadable: 0 };
+    if (!handle) return { generation: '', start: 0, end: 0, samples: [], unreadable: 0, headerEnd: 0, atEnd: true };
     try {
       const head = await headerOf(handle);
       const start = Math.min(startOf(state, head.generation, head.end), head.size);
-      const batch: SpoolBatch = { generation: head.generation, start, end: start, samples: [], unreadable: 0 };
+      const batch: SpoolBatch = { generation: head.generation, start, end: start, samples: [], unreadable: 0, headerEnd: head.end, atEnd: false };
       const buffer = Buffer.alloc(Math.min(maxBytes, head.size - start));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
       let at = 0;
@@ -125,6 +146,7 @@ export class SampleSpool {
         const [end] = await skipLines(this.file, start, start + 1, head.size);
         if (end > start) Object.assign(batch, { end, unreadable: 1 });
       }
+      batch.atEnd = batch.end >= head.size;
       return batch;
     } finally {
       await handle.close();
@@ -135,16 +157,23 @@ export class SampleSpool {
   async acknowledge(batch: SpoolBatch): Promise<void> {
     await this.locked(async () => {
       const state = await readSpoolState(this.stateFile);
-      const head = await readHeader(this.file);
-      if (head.generation !== batch.generation) return;
-      const start = startOf(state, head.generation, head.end);
-      if (batch.end <= start) return;
-      await writeSpoolState(this.stateFile, { generation: head.generation, offset: batch.end, dropped: state.dropped });
+      // Under the lock a state of the batch's generation is the file's (a compaction renames and writes the state under it): no need to read the header.
+      if (state.generation !== batch.generation && (await readHeader(this.file)).generation !== batch.generation) return;
+      if (batch.end <= startOf(state, batch.generation, batch.headerEnd)) return;
+      await writeSpoolState(this.stateFile, { generation: batch.generation, offset: batch.end, dropped: state.dropped });
     });
   }
 
-  /** Rewrites the spool without its acknowledged head once that head is large enough (see the class); answers whether it did. */
-  async compact(): Promise<boolean> {
+  /**
+   * Rewrites the spool without its acknowledged head once that head is large
+   * enough (see the class); answers whether it did. Given the last batch the
+   * sender read (acknowledged or not), a head smaller than that is left
+   * without taking the lock: the head only grows by this sender's
+   * acknowledgements and an append's drops, and a compaction skipped only
+   * leaves the file larger until the next one.
+   */
+  async compact(last?: SpoolBatch): Promise<boolean> {
+    if (last && last.end - last.headerEnd < this.compactBytes()) return false;
     return this.locked(async () => {
       const state = await readSpoolState(this.stateFile);
       const handle = await openIfThere(this.file);
@@ -153,7 +182,7 @@ export class SampleSpool {
       try {
         const head = await headerOf(handle);
         const start = Math.min(startOf(state, head.generation, head.end), head.size);
-        if (start - head.end < Math.min(COMPACT_BYTES, Math.floor(this.maxBytes / 4))) return false;
+        if (start - head.end < this.compactBytes()) return false;
         const generation = newGeneration();
         const header = Buffer.from(`${JSON.stringify({ spool: generation })}\n`);
         temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomBytes(4).toString('hex')}.tmp`);
@@ -182,6 +211,10 @@ export class SampleSpool {
     const state = await readSpoolState(this.stateFile);
     const head = await readHeader(this.file);
     return Math.max(0, head.size - startOf(state, head.generation, head.end));
+  }
+
+  private compactBytes(): number {
+    return Math.min(COMPACT_BYTES, Math.floor(this.maxBytes / 4));
   }
 
   private locked<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { EstateError } from '../../../errors.ts';
 import type { SeriesSample } from '../../store/store.ts';
 import { type HubTarget, type IngestAnswer, postSamples } from './post-samples.ts';
-import type { SampleSpool } from './sample-spool.ts';
+import type { SampleSpool, SpoolBatch } from './sample-spool.ts';
 
 /** At most this many samples in one `POST /ingest` (DESIGN.md 7a's bound). */
 export const BATCH_SAMPLES = 1000;
@@ -50,27 +50,34 @@ export interface SendOptions {
  * dropped (reported in `refused`) and the rest sent again; when the answer
  * names none, the batch is halved until the refused sample is alone. A
  * 413 halves the batch too; a single sample over the limit is refused.
- * Any other answer stops the send with the batch still in the spool. The
- * spool is compacted at the end (within the same sender lock).
+ * Any other answer stops the send with the batch still in the spool. A
+ * batch that reached the end of the spool ends the send once acknowledged
+ * (a sample appended meanwhile waits for the next send: the running
+ * collector wakes its sender after each append). The spool is compacted at
+ * the end when its acknowledged head has grown enough (within the same
+ * sender lock).
  */
 export async function sendSpool(spool: SampleSpool, target: HubTarget, options: SendOptions = {}): Promise<SendReport> {
   const report: SendReport = { outcome: 'drained', sent: 0, duplicates: 0, refused: [], unreadable: 0 };
   try {
     return await spool.withSendLock(async () => {
       let batchBytes = BATCH_BYTES;
+      let last: SpoolBatch | undefined;
       try {
         for (;;) {
           if (options.signal?.aborted) return { ...report, outcome: 'stopped' };
-          const batch = await spool.readBatch(BATCH_SAMPLES, batchBytes);
+          const batch = (last = await spool.readBatch(BATCH_SAMPLES, batchBytes));
           if (batch.end === batch.start) return report;
           const stop = await deliver(target, batch.samples, report, options.signal, () => (batchBytes = Math.max(16 * 1024, Math.floor(batchBytes / 2))));
           if (stop) return { ...report, ...stop };
           report.unreadable += batch.unreadable;
           await spool.acknowledge(batch);
           options.progress?.(report);
+          // A sample appended since the read is another send's: the collector wakes its sender for each one.
+          if (batch.atEnd) return report;
         }
       } finally {
-        if (!options.signal?.aborted) await spool.compact();
+        if (!options.signal?.aborted) await spool.compact(last);
       }
     }, options.lockTimeoutMs ?? 2_000);
   } catch (err) {

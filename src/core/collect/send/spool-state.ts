@@ -36,7 +36,16 @@ export async function readSpoolState(file: string): Promise<SpoolState> {
   };
 }
 
-/** Replaces the state atomically (temp file, fsync, rename). */
+/**
+ * Replaces the state atomically (temp file, rename), without an fsync: a
+ * state lost in a crash (the old one back, or an empty file read as blank)
+ * only moves the offset back, so samples the hub already took are sent
+ * again and the hub, which knows a sample by its node and `ts`, stores them
+ * once. It never moves the offset forward: within a generation offsets only
+ * grow, and a state of another generation means "nothing acknowledged". So
+ * nothing unacknowledged is skipped (DESIGN.md 7a: at least once, no
+ * duplicates on the hub); the spool's samples themselves are fsync'd.
+ */
 export async function writeSpoolState(file: string, state: SpoolState): Promise<void> {
-  await writeFileAtomic(file, `${JSON.stringify(state)}\n`);
+  await writeFileAtomic(file, `${JSON.stringify(state)}\n`, 0o600, undefined, { durable: false });
 }
