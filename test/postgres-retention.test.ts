@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import postgres from 'postgres';
 import { migrate } from '../src/core/store/postgres/migrate.ts';
 import type { JsonRecord, Store } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate, startEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { openPostgres, postgresOrSkip } from './helpers/postgres-store.ts';
+import { openPostgres, postgresOrSkip, sqlOf } from './helpers/postgres-store.ts';
 import { migrateWithCli } from './helpers/replicas.ts';
 import { samplesOf } from './helpers/samples.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -106,8 +105,7 @@ test('estate prune --store postgres:// deletes the series rows dated before the 
 test('estate migrate from schema version 3 with series rows adds the time index; prune then deletes only the old rows', async (t) => {
   const pg = await postgresOrSkip(t);
   if (!pg) return;
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
+  const sql = sqlOf(t, pg);
   await migrate(sql, 'test', VERSION, 3);
   const old = new Date(Date.now() - 3 * DAY).toISOString();
   const recent = new Date().toISOString();
@@ -148,8 +146,7 @@ test('two hubs on one PostgreSQL apply collect.retention at once: every old row 
     for (let i = 0; i < samples.length; i += 1000) await store.series.ingest(samples.slice(i, i + 1000) as never);
     await store.series.ingest(samplesOf(node, 2, new Date()) as never);
   }
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
+  const sql = sqlOf(t, pg);
   const oldRows = async () => {
     const last = longAgo.toISOString();
     const [row] = await sql`SELECT (SELECT count(*) FROM series_trends WHERE ts <= ${last}) + (SELECT count(*) FROM series_disk WHERE ts <= ${last}) + (SELECT count(*) FROM series_pulse WHERE ts <= ${last}) AS n`;

@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import postgres from 'postgres';
 import { parseConfig } from '../src/config.ts';
 import { openStore } from '../src/core/store/open-store.ts';
 import { migrate } from '../src/core/store/postgres/migrate.ts';
 import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
 import { newestQuery } from '../src/core/store/postgres/postgres-series.ts';
-import type { SeriesSample, Store } from '../src/core/store/store.ts';
+import type { SeriesSample } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { openPostgres, postgresOrSkip } from './helpers/postgres-store.ts';
+import { migratedPostgres, openPostgres, postgresOrSkip, sqlOf } from './helpers/postgres-store.ts';
 import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
 
 // The series in a real PostgreSQL (postgres/postgres-series.ts): per-node
@@ -42,12 +41,9 @@ interface PlanNode {
 }
 
 test("newest of one node (and one mount) reads that node's newest rows through its index, and no other node's", { timeout: 120_000 }, async (t) => {
-  const pg = await postgresOrSkip(t);
-  if (!pg) return;
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
-  await migrate(sql, 'test', VERSION);
-  const store = await openPostgres(t, pg);
+  const db = await migratedPostgres(t);
+  if (!db) return;
+  const { sql, store } = db;
   // 40 nodes × 250 samples, interleaved as a hub receives them.
   for (let round = 0; round < 10; round++) {
     const batch: SeriesSample[] = [];
@@ -129,8 +125,7 @@ test('estate collect --once --store postgres://… writes the sample and the hea
 test('estate migrate from schema version 2 with records in it adds the series; the records stay and the series work', async (t) => {
   const pg = await postgresOrSkip(t);
   if (!pg) return;
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
+  const sql = sqlOf(t, pg);
   // As estate before the series left it, with a completion stored by its INSERT.
   await migrate(sql, 'test', VERSION, 2);
   const record = { completion_id: 'wc_0000000000000001', task_id: 'T-1', board: 'ops', assignee: 'ana', title: 'Task', completed_at: '2025-12-31T00:00:00.000Z' };
@@ -178,12 +173,9 @@ test('every series call on a PostgreSQL server that cannot be reached is unavail
 });
 
 test('PostgreSQL stores a record without node or ts once by its content, so a second store copy of other tools\' records finds them there', async (t) => {
-  const pg = await postgresOrSkip(t);
-  if (!pg) return;
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
-  await migrate(sql, 'test', VERSION);
-  const store = await openPostgres(t, pg);
+  const db = await migratedPostgres(t);
+  if (!db) return;
+  const { store } = db;
   const legacy = [{ ts: '2026-01-01T00:00:00Z', load: 1 }, { load: 2 }, { ts: '2026-01-01T00:00:00Z', load: 1 }, { ts: 7, node: 'a', load: 3 }];
   assert.deepEqual(await store.series.restore('trends', legacy), { created: 3, present: 1 }, 'the same record twice in one call is one record');
   assert.deepEqual(await store.series.restore('trends', legacy), { created: 0, present: 4 });
@@ -230,12 +222,9 @@ test("two replicas on one PostgreSQL answer every node's series alike: what a hu
 });
 
 test("concurrent ingests on one instance share heartbeat merges; each node's entry ends at its newest sample, whatever order they ran in", async (t) => {
-  const pg = await postgresOrSkip(t);
-  if (!pg) return;
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-  t.after(() => sql.end());
-  await migrate(sql, 'test', VERSION);
-  const store = await openPostgres(t, pg);
+  const db = await migratedPostgres(t);
+  if (!db) return;
+  const { sql, store } = db;
   await store.series.mergeHeartbeat({ name: 'quiet', last_seen: new Date(BASE).toISOString(), status: 'degraded' });
   // 60 ingests at once, one sample each, of 6 nodes, in a shuffled order (7 and 60 have no common factor: each sample once).
   const order = Array.from({ length: 60 }, (_, i) => (i * 7) % 60);

@@ -1,7 +1,10 @@
 import type { TestContext } from 'node:test';
+import postgres from 'postgres';
 import { parseConfig } from '../../src/config.ts';
 import { openStore } from '../../src/core/store/open-store.ts';
+import { migrate } from '../../src/core/store/postgres/migrate.ts';
 import type { Store } from '../../src/core/store/store.ts';
+import { VERSION } from '../../src/version.ts';
 import { tempDataDir } from './data-dir.ts';
 import { startPostgres, type TestPostgres } from './postgres.ts';
 
@@ -18,4 +21,20 @@ export async function openPostgres(t: TestContext, pg: TestPostgres): Promise<St
   t.after(() => store.close());
   await store.ready();
   return store;
+}
+
+/** A connection of its own to `pg`'s database (one at most), ended after the test. */
+export function sqlOf(t: TestContext, pg: TestPostgres): postgres.Sql {
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.after(() => sql.end());
+  return sql;
+}
+
+/** A fresh database migrated to this build's schema, a connection to it, and its Store; undefined when the test was skipped. */
+export async function migratedPostgres(t: TestContext): Promise<{ pg: TestPostgres; sql: postgres.Sql; store: Store } | undefined> {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return undefined;
+  const sql = sqlOf(t, pg);
+  await migrate(sql, 'test', VERSION);
+  return { pg, sql, store: await openPostgres(t, pg) };
 }
