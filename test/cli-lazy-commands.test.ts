@@ -68,3 +68,19 @@ test('a command builds the schemas of its own operation only; estate openapi bui
   assert.deepEqual(await idsOf(['work', 'feed', '--limit', '1', '--json', '--data-dir', dir]), ['WorkCompletion', 'WorkCompletionPage']);
   assert.deepEqual(await idsOf(['--help']), []);
 });
+
+test("a read of every node's newest records loads neither the series index nor the locks (their node:crypto and node:perf_hooks); a read of one node does", async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const preload = path.join(path.dirname(dir), 'builtins.cjs');
+  await writeFile(preload, "process.on('exit', () => { process.stderr.write(`builtins: ${process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ')}\\n`); });\n");
+  const builtins = async (args: string[]) => {
+    const r = await runEstate(args, { env: { NODE_OPTIONS: `--require ${preload}` } });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return (/^builtins: (.*)$/m.exec(r.stderr)?.[1] ?? '').split(' ');
+  };
+  const plain = await builtins(['trends', '--limit', '1', '--json', '--data-dir', dir]);
+  assert.ok(plain.includes('fs'), `the preload saw the builtins: ${plain.join(' ')}`);
+  for (const m of ['crypto', 'perf_hooks']) assert.ok(!plain.includes(m), `estate trends loaded ${m}`);
+  const one = await builtins(['trends', '--node', 'hub', '--limit', '1', '--json', '--data-dir', dir]);
+  assert.ok(one.includes('crypto'), `a read of one node goes through the index: ${one.join(' ')}`);
+});

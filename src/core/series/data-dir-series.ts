@@ -1,102 +1,31 @@
-import { dataPath } from '../data-files.ts';
-import type { JsonRecord } from '../jsonl/parse-record.ts';
-import { recordPages } from '../jsonl/record-pages.ts';
 import { recentRecords } from '../recent-records.ts';
-import type { AppendResult, RecordLog } from '../record-log.ts';
-import { pruneLog } from '../retention/prune-log.ts';
-import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
-import type { Series, SeriesName } from '../store/store.ts';
-import { appendSeries } from './append-series.ts';
-import { newestEntries } from './heartbeat-document.ts';
-import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
-import { heartbeatQueue } from './heartbeat-queue.ts';
-import { assertSeriesRecords, checkedSample, NODE, recordKey, restoreLog, seriesFacet, seriesLog } from './series-logs.ts';
-
-const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
+import type { Series } from '../store/store.ts';
 
 /**
- * The series on the data dir (DESIGN.md 3 and 7a): `trends.jsonl`,
- * `disk.jsonl`, `health-pulse.jsonl` and `state/heartbeat.json`, the files
- * other tools may write too. Reads of every node are the newest lines of the
- * file, read backwards (recentRecords: as fast as before there was a hub);
- * reads of one node or mount go through each log's index (series-logs.ts),
- * which reads back only the records of the answer. The hub's writes are
- * keyed appends: a sample known by its node and `ts` is stored once, also
- * against other processes writing the same files.
+ * The series on the data dir (DESIGN.md 3 and 7a). What every read command
+ * asks for, every node's newest records and the heartbeat, is answered here
+ * straight from the files; the rest (reads of one node or mount through the
+ * logs' index, the writes, copy and prune: indexed-series.ts) is loaded at
+ * its first use, so `estate trends` starts without the index, the locks and
+ * their modules.
  */
 export function dataDirSeries(dataDir: string): Series {
-  const log = logsOf(dataDir, seriesLog);
-  const restoreInto = logsOf(dataDir, restoreLog);
-  const mergeNewest = heartbeatQueue(dataDir);
+  let loading: Promise<Series> | undefined;
+  const indexed = () => (loading ??= import('./indexed-series.ts').then((m) => m.indexedSeries(dataDir)));
   return {
-    appendSample: (sample) => appendSeries(dataDir, sample),
-    mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
+    newest: async (series, limit, where) =>
+      where?.node === undefined && where?.mount === undefined ? recentRecords(dataDir, series, limit) : (await indexed()).newest(series, limit, where),
     heartbeat: () => readStateDocument(dataDir, 'heartbeat'),
-
-    async newest(series, limit, where) {
-      const facet = seriesFacet(where);
-      if (!facet) return recentRecords(dataDir, series, limit);
-      const { records, skipped } = await log(series).newest(limit, facet);
-      return { items: records, count: records.length, limit, skipped_lines: skipped };
+    appendSample: async (sample) => (await indexed()).appendSample(sample),
+    mergeHeartbeat: async (entry) => (await indexed()).mergeHeartbeat(entry),
+    ingest: async (samples) => (await indexed()).ingest(samples),
+    nodes: async () => (await indexed()).nodes(),
+    pages: async function* (series, pageSize) {
+      yield* (await indexed()).pages(series, pageSize);
     },
-
-    async ingest(samples) {
-      const parts = samples.map(checkedSample);
-      // Disks and pulse before the trend point, which says the sample is stored: a crash between them is completed when the sample is sent again.
-      await storeOnce(log('disk'), 'disk', parts.flatMap((p) => p.disks));
-      await storeOnce(log('pulse'), 'pulse', parts.map((p) => p.pulse));
-      const trends = await storeOnce(log('trends'), 'trends', parts.map((p) => p.trend));
-      const stored = trends.filter((r) => r.outcome === 'created').length;
-      if (samples.length) await mergeNewest(newestEntries(samples));
-      return { stored, duplicates: samples.length - stored };
-    },
-
-    async nodes() {
-      const values = await Promise.all(SERIES.map((series) => log(series).facetValues(NODE)));
-      return [...new Set(values.flat())].sort();
-    },
-
-    pages: (series, pageSize) => recordPages(dataPath(dataDir, series), acceptOf(series), pageSize),
-
-    /**
-     * Each record once by recordKey, in the given order: a sample's by its
-     * node and `ts` (disk: and mount), another tool's record (no `node` or
-     * `ts`) by its content, field for field as stored, as PostgreSQL does.
-     * Both are looked up in restoreLog's index, kept for the life of this
-     * object: built by one pass over the file on the first call, then fed
-     * only what is appended (by any process), built again when prune
-     * replaces the file or it shrinks. It keeps a hash and a position per
-     * record, not the records: a copy page by page reads the log once, and
-     * then only the lines whose hash a page's records share, to compare.
-     */
-    async restore(series, records) {
-      assertSeriesRecords(series, records);
-      const results = await storeOnce(restoreInto(series), series, records);
-      const created = results.filter((r) => r.outcome === 'created').length;
-      return { created, present: records.length - created };
-    },
-
-    restoreHeartbeat: (data) => restoreHeartbeat(dataDir, data),
-
-    async prune(series, before, options) {
-      const file = await pruneLog(dataDir, series, before, { dryRun: options?.dryRun === true });
-      return { removed: file.dropped, file };
-    },
+    restore: async (series, records) => (await indexed()).restore(series, records),
+    restoreHeartbeat: async (data) => (await indexed()).restoreHeartbeat(data),
+    prune: async (series, before, options) => (await indexed()).prune(series, before, options),
   };
-}
-
-/** One RecordLog per series, made by `make` on first use and kept. */
-function logsOf(dataDir: string, make: (dataDir: string, series: SeriesName) => RecordLog): (series: SeriesName) => RecordLog {
-  const logs = new Map<SeriesName, RecordLog>();
-  return (series) => {
-    let found = logs.get(series);
-    if (!found) logs.set(series, (found = make(dataDir, series)));
-    return found;
-  };
-}
-
-/** Appends each record unless a record with its key (recordKey) is stored (in `log` or earlier in `records`). */
-function storeOnce(log: RecordLog, series: SeriesName, records: readonly JsonRecord[]): Promise<AppendResult[]> {
-  return Promise.all(records.map((record) => log.append({ key: recordKey(series, record), same: () => true, create: () => record })));
 }
