@@ -9,7 +9,7 @@
 //    read every second) as its peak and mean. CPU is given over the whole
 //    run (start-up included) and from the first sample written on (steady
 //    state). The goals: under 0.2 % of one core and under 50 MB RSS.
-//    With BENCH_COLLECT_PARTS=hub (not run by default) the same, with the
+//    With BENCH_COLLECT_PARTS including hub (the default: running,once,hub) the same, with the
 //    collector sending to a hub (`estate collect --url`, an ingest key) that
 //    this script starts (`estate serve` on a temp data dir, not measured).
 // 2. One shot: `estate collect --once` against `estate trends --limit 10
@@ -35,7 +35,7 @@ const bin = path.resolve(process.env.ESTATE_BIN ?? path.join(root, 'bin', 'estat
 const seconds = Number(process.env.BENCH_COLLECT_SECONDS ?? 600);
 const interval = process.env.BENCH_COLLECT_INTERVAL ?? '10s';
 const onceRuns = Number(process.env.BENCH_ONCE_RUNS ?? 20);
-const parts = new Set((process.env.BENCH_COLLECT_PARTS ?? 'running,once').split(',').map((s) => s.trim()));
+const parts = new Set((process.env.BENCH_COLLECT_PARTS ?? 'running,once,hub').split(',').map((s) => s.trim()));
 /** The first sample's CPU window (src/core/collect/sample-types.ts, cpuWindowMs). */
 const CPU_WINDOW_MS = 250;
 const env = { ...process.env, NO_COLOR: '1' };
