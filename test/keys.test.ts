@@ -9,7 +9,7 @@ import { UsageRecorder } from '../src/core/keys/usage-recorder.ts';
 import { CheckedFile } from '../src/core/keys/checked-file.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { startServer } from './helpers/server.ts';
+import { keySecret, startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
 async function cliKey(dir: string, ...args: string[]): Promise<{ key_id: string; key: string; user_id: string; scopes: string[]; expires_at: string | null }> {
@@ -35,7 +35,7 @@ test('keys create/list through the CLI: keys.json holds only hashes, with mode 0
   for (const { key } of [a, b]) {
     assert.ok(!text.includes(key), 'the key is not in keys.json');
     // The secret is everything after `est_<12 hex>_`: it may itself hold `_`, so it is not split on it.
-    const secret = key.slice('est_'.length + 12 + 1);
+    const secret = keySecret(key);
     assert.equal(secret.length, 32);
     assert.ok(!text.includes(secret), 'the secret part is not in keys.json');
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { createToken } from '../src/core/keys/tokens.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { newKey, startServer } from './helpers/server.ts';
+import { keySecret, newKey, startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
 // A credential written percent-encoded in the URL (`est%5F…`, `%65st…`,
@@ -24,7 +24,7 @@ test('a key or a token percent-encoded in the URL is redacted from every log lin
   const key = await newKey(dir, 'alice');
   const { token } = await createToken(dir, { userId: 'alice', ttlMs: 60_000 });
   const keyId = /^est_([0-9a-f]{12})_/.exec(key)?.[1] as string;
-  const secret = key.slice(key.lastIndexOf('_') + 1);
+  const secret = keySecret(key);
   const tokenParts = token.split('.');
   const forms = [
     key.replaceAll('_', '%5F'), // est%5F<id>%5F<secret>

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { createToken } from '../src/core/keys/tokens.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { newKey, startServer } from './helpers/server.ts';
+import { keySecret, newKey, startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 
 // Every log line the server writes (access, auth_failed, error,
@@ -18,7 +18,7 @@ test('a key or a token in the URL path is redacted from every log line: access, 
   const key = await newKey(dir, 'alice');
   const { token } = await createToken(dir, { userId: 'alice', ttlMs: 60_000 });
   const keyId = /^est_([0-9a-f]{12})_/.exec(key)?.[1];
-  const secrets = [key, key.slice(key.lastIndexOf('_') + 1), token];
+  const secrets = [key, keySecret(key), token];
 
   // auth_failed: an invalid credential on a route whose path holds the key and the token.
   const refused = await server.get(`/training/runs/${key}`, { 'X-API-Key': 'est_0123456789ab_notavalidsecretnotavalidsecret12' });

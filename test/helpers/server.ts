@@ -74,6 +74,11 @@ export async function readResponse(res: Response): Promise<TestResponse> {
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** The secret part of an API key `est_<12 hex>_<secret>` (its alphabet has `_`: never split the key on it). */
+export function keySecret(key: string): string {
+  return key.slice('est_'.length + 12 + 1);
+}
+
 /** A new API key of `user` in the data dir. */
 export async function newKey(dataDir: string, user = 'alice'): Promise<string> {
   return (await createKey(dataDir, { userId: user })).key;
