@@ -1,6 +1,7 @@
 import { recentRecords } from '../recent-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series } from '../store/store.ts';
+import { lazySeries } from './lazy-series.ts';
 
 /**
  * The series on the data dir (DESIGN.md 3 and 7a). What every read command
@@ -12,20 +13,10 @@ import type { Series } from '../store/store.ts';
  */
 export function dataDirSeries(dataDir: string): Series {
   let loading: Promise<Series> | undefined;
-  const indexed = () => (loading ??= import('./indexed-series.ts').then((m) => m.indexedSeries(dataDir)));
+  const indexed = lazySeries(() => (loading ??= import('./indexed-series.ts').then((m) => m.indexedSeries(dataDir))));
   return {
-    newest: async (series, limit, where) =>
-      where?.node === undefined && where?.mount === undefined ? recentRecords(dataDir, series, limit) : (await indexed()).newest(series, limit, where),
+    ...indexed,
+    newest: (series, limit, where) => (where?.node === undefined && where?.mount === undefined ? recentRecords(dataDir, series, limit) : indexed.newest(series, limit, where)),
     heartbeat: () => readStateDocument(dataDir, 'heartbeat'),
-    appendSample: async (sample) => (await indexed()).appendSample(sample),
-    mergeHeartbeat: async (entry) => (await indexed()).mergeHeartbeat(entry),
-    ingest: async (samples) => (await indexed()).ingest(samples),
-    nodes: async () => (await indexed()).nodes(),
-    pages: async function* (series, pageSize) {
-      yield* (await indexed()).pages(series, pageSize);
-    },
-    restore: async (series, records) => (await indexed()).restore(series, records),
-    restoreHeartbeat: async (data) => (await indexed()).restoreHeartbeat(data),
-    prune: async (series, before, options) => (await indexed()).prune(series, before, options),
   };
 }

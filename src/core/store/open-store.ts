@@ -1,6 +1,7 @@
 import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
 import { ENTRIES } from '../publishing.ts';
+import { lazySeries } from '../series/lazy-series.ts';
 import type { KeyedRecords, Series, Store, StoreOptions } from './store.ts';
 
 /** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
@@ -116,20 +117,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       current: async () => (await store()).tokenSecret.current(),
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
-    series: {
-      appendSample: async (sample) => (await seriesOf()).appendSample(sample),
-      mergeHeartbeat: async (entry) => (await seriesOf()).mergeHeartbeat(entry),
-      ingest: async (samples) => (await seriesOf()).ingest(samples),
-      heartbeat: async () => (await seriesOf()).heartbeat(),
-      newest: async (series, limit, where) => (await seriesOf()).newest(series, limit, where),
-      nodes: async () => (await seriesOf()).nodes(),
-      pages: async function* (series, pageSize) {
-        yield* (await seriesOf()).pages(series, pageSize);
-      },
-      restore: async (series, records) => (await seriesOf()).restore(series, records),
-      restoreHeartbeat: async (data) => (await seriesOf()).restoreHeartbeat(data),
-      prune: async (series, before, options) => (await seriesOf()).prune(series, before, options),
-    },
+    series: lazySeries(seriesOf),
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);
