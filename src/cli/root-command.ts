@@ -31,8 +31,9 @@ estate completion fish | source.
 Examples:
   $ estate init
   $ KEY=$(estate keys create --user alice)
-  $ estate serve --port 8080 &
+  $ estate serve --port 8080 --collect &
   $ estate trends --limit 10 --json
+  $ estate nodes
   $ estate events --url http://127.0.0.1:8080 --api-key "$KEY"
 `,
     );
