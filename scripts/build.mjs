@@ -13,8 +13,11 @@
 // demo fixtures (package.json `files`): the bundle, the licences of the
 // packages bundled into it (THIRD-PARTY-LICENSES.txt), and under docs-assets/
 // the Swagger UI and ReDoc files /api/docs and /api/redoc serve, each beside
-// its package's licence. So an installed estate has no dependencies.
+// its package's licence, and under dashboard-assets/ the dashboard's script
+// and stylesheet (scripts/build-dashboard.mjs). So an installed estate has
+// no dependencies.
 import { build } from 'esbuild';
+import { buildDashboard } from './build-dashboard.mjs';
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -245,7 +248,8 @@ try {
     plugins: [zodEnglishOnly, operationManifest(manifest), sourceRewrites, lazyChildProcess],
     logLevel: 'warning',
   });
-  writeFileSync(path.join(next, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(result.metafile));
+  const dashboard = await buildDashboard(next);
+  writeFileSync(path.join(next, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses({ inputs: { ...result.metafile.inputs, ...dashboard.inputs } }));
   copyDocsAssets(next);
   const old = path.join(root, `.dist-old-${process.pid}`);
   try {

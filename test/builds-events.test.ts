@@ -35,6 +35,7 @@ test('GET /builds digests the window by status and project; /builds/recent is 7 
     project: 'estate', total: 3, success: 2, failure: 1, cancelled: 0, success_rate: 0.667, last_status: 'success', last_ts: ago(2), avg_duration_s: 200,
   });
   assert.equal(week.json.by_project[1].avg_duration_s, null);
+  assert.deepEqual(week.json.recent_failures, [{ ts: ago(24 * 3), project: 'estate', duration_s: 200 }], 'the window\'s failures, not the one before it');
   const recent = await server.get('/builds/recent', { 'X-API-Key': key });
   assert.deepEqual(recent.json, week.json);
   const month = await server.get('/builds?days=30', { 'X-API-Key': key });

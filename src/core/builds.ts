@@ -25,13 +25,27 @@ export interface ProjectDigest extends StatusCounts {
   avg_duration_s: number | null;
 }
 
+/** A failed build of the window, as the build log has it. */
+export interface FailedBuild {
+  ts: string;
+  project: string;
+  ref?: string;
+  commit?: string;
+  duration_s?: number;
+}
+
 export interface BuildDigest extends StatusCounts {
   days: number;
   since: string;
   until: string;
   by_project: ProjectDigest[];
+  /** The newest failures of the window (at most MAX_RECENT_FAILURES), newest first. */
+  recent_failures: FailedBuild[];
   skipped_lines: number;
 }
+
+/** How many of the window's failures a digest lists. */
+export const MAX_RECENT_FAILURES = 10;
 
 /**
  * Totals and success rates of the builds that finished in the last `days`
@@ -45,6 +59,7 @@ export async function buildDigest(dataDir: string, days: number, now: Date): Pro
   const since = new Date(now.getTime() - days * 86_400_000);
   const totals = emptyCounts();
   const projects = new Map<string, ProjectDigest & { durations: number[] }>();
+  const failures: FailedBuild[] = [];
   let skipped = 0;
   for await (const line of readLinesBackward(dataPath(dataDir, 'builds'))) {
     if (line !== null && !line.trim()) continue;
@@ -66,6 +81,7 @@ export async function buildDigest(dataDir: string, days: number, now: Date): Pro
     count(totals, status);
     count(project, status);
     if (typeof build.duration_s === 'number') project.durations.push(build.duration_s);
+    if (status === 'failure' && failures.length < MAX_RECENT_FAILURES) failures.push(failedBuild(build));
   }
   const byProject = [...projects.values()]
     .map(({ durations, ...p }) => ({
@@ -79,8 +95,17 @@ export async function buildDigest(dataDir: string, days: number, now: Date): Pro
     until: now.toISOString(),
     ...withRate(totals),
     by_project: byProject,
+    recent_failures: failures,
     skipped_lines: skipped,
   };
+}
+
+function failedBuild(build: Record<string, unknown>): FailedBuild {
+  const failed: FailedBuild = { ts: build.ts as string, project: build.project as string };
+  if (typeof build.ref === 'string') failed.ref = build.ref;
+  if (typeof build.commit === 'string') failed.commit = build.commit;
+  if (typeof build.duration_s === 'number') failed.duration_s = build.duration_s;
+  return failed;
 }
 
 function emptyCounts(): StatusCounts {

@@ -5,6 +5,7 @@ import { createAuthenticator } from '../core/keys/authenticator.ts';
 import { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import type { EstateError } from '../errors.ts';
 import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
+import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { createHandler } from './handler.ts';
 import { pageRoutes } from './html/page-routes.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -50,7 +51,8 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   });
   const handler = createHandler(operations, ctx, {
     authenticate,
-    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), workStream.route],
+    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), ...dashboardRoutes(ctx), workStream.route],
+    htmlPages: { '/': 'dashboard' },
     onAuthFailed: ({ carrier, keyId, path }) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path }),
     onAccess: log,
     corsOrigins: new Set(serve.cors_origins),

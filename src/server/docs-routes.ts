@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import type { Operation } from '../api/define-operation.ts';
 import { buildOpenApi, type RouteDoc } from '../api/openapi.ts';
@@ -11,6 +9,7 @@ import { optionalSlugField } from '../api/text-fields.ts';
 import { EstateError } from '../errors.ts';
 import { projectRoot } from '../project-root.ts';
 import type { RawRoute } from './handler.ts';
+import { ASSET_CACHE, body, type Body, once, PAGE_CACHE, sendBody, TYPES } from './static-body.ts';
 
 // The API's description and its two viewers, all served by estate itself:
 //   GET /api/openapi.json            the OpenAPI 3.1 document of the operations table,
@@ -52,57 +51,6 @@ export const REDOC_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
-
-/** Assets never change under one URL: each page asks for `?v=<content hash>`. */
-const ASSET_CACHE = 'public, max-age=31536000, immutable';
-/** Pages and the document may change with an upgrade: revalidate with the ETag. */
-const PAGE_CACHE = 'no-cache';
-
-interface Body {
-  type: string;
-  raw: Buffer;
-  gzip: Buffer | undefined;
-  etag: string;
-}
-
-function body(type: string, content: string | Buffer): Body {
-  const raw = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  const compressible = !type.startsWith('image/') && raw.length > 1024;
-  const etag = `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`;
-  return { type, raw, gzip: compressible ? gzipSync(raw, { level: 9 }) : undefined, etag };
-}
-
-/** Sends `b` with its ETag (304 when the client has it) and gzip when accepted. */
-function sendBody(req: IncomingMessage, res: ServerResponse, b: Body, cacheControl: string, headers: Record<string, string> = {}): void {
-  const common = { ETag: b.etag, 'Cache-Control': cacheControl, Vary: 'Accept-Encoding', ...headers };
-  const tags = (req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
-  if (tags.includes(b.etag) || tags.includes('*')) {
-    res.writeHead(304, common);
-    res.end();
-    return;
-  }
-  const gzip = b.gzip && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) ? b.gzip : undefined;
-  const payload = gzip ?? b.raw;
-  res.writeHead(200, {
-    ...common,
-    'Content-Type': b.type,
-    'Content-Length': String(payload.length),
-    ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
-  });
-  res.end(req.method === 'HEAD' ? undefined : payload);
-}
-
-/** A value computed on first use, then kept for the life of the process. */
-function once<T>(make: () => T): () => T {
-  let value: { v: T } | undefined;
-  return () => (value ??= { v: make() }).v;
-}
-
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.png': 'image/png',
-};
 
 /**
  * Where the files of a docs viewer's package are: dist/docs-assets/<name>, where
@@ -251,6 +199,19 @@ export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
     tag: 'system',
     summary: 'A simple HTML status page',
     description: 'Self-contained (no external assets), under a strict Content-Security-Policy.',
+    produces: 'text/html',
+  },
+  {
+    id: 'pages.dashboard',
+    method: 'GET',
+    path: '/dashboard',
+    access: 'public',
+    tag: 'system',
+    summary: 'The dashboard: every node at a glance, charts over any range, live',
+    description:
+      'An HTML page whose script reads the API: nodes, trend and disk charts (`/trends/range`, `/disk/range`), the pulse timeline, builds, events, providers and the live work feed. ' +
+      'The page is public; its protected panels ask for an API key, kept in the tab\'s session storage and sent as `X-API-Key`. ' +
+      'Its script and styles are served from this origin, under a strict Content-Security-Policy.',
     produces: 'text/html',
   },
   {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EstateContext, Principal } from '../api/context.ts';
+import { prefersHtml } from './prefers-html.ts';
 import { needsCredential, type Operation } from '../api/define-operation.ts';
 import { type RawInput, repeatedNames } from '../api/parse-input.ts';
 import { runOperation } from '../api/run-operation.ts';
@@ -44,6 +45,12 @@ export interface HandlerOptions {
   expensive?: ConcurrencyLimit;
   /** Bounds the bytes of operation answers not yet taken by their clients (503 past it). */
   unsent?: UnsentBudget;
+  /**
+   * Pages that stand for an operation's path in a browser: a GET of that path
+   * whose Accept prefers HTML is redirected (302) to the page, relative to
+   * the path; its JSON answer says `Vary: Accept`. `{ '/': 'dashboard' }`.
+   */
+  htmlPages?: Readonly<Record<string, string>>;
 }
 
 export interface AuthFailure {
@@ -100,6 +107,17 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       }
 
       const { op } = entry;
+      const page = options.htmlPages?.[op.path];
+      if (page !== undefined && (req.method === 'GET' || req.method === 'HEAD')) {
+        res.appendHeader('Vary', 'Accept');
+        if (prefersHtml(req.headers.accept)) {
+          if (!preset) presetHeaders(res, id);
+          charge(req, clientKey(req, undefined));
+          res.writeHead(302, { Location: page, 'Cache-Control': 'no-cache', 'Content-Length': '0' });
+          res.end();
+          return;
+        }
+      }
       const query = q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1));
       let principal: Principal | undefined;
       // Who the request comes from, for every per-client bound: its valid credential, else its address.

@@ -15,7 +15,11 @@ export const chromiumMissing = !existsSync(CHROMIUM);
 /** The `skip` of a browser test: skipped without Chromium, except in CI (where .ci/run installs it). */
 export const browserSkip = chromiumMissing && !process.env.CI ? `${CHROMIUM} is not installed (apt-get install chromium); CI runs this test` : false;
 
-export async function launchChromium(t: Pick<TestContext, 'after'>, extraArgs: string[] = []): Promise<BrowserContext> {
+export async function launchChromium(
+  t: Pick<TestContext, 'after'>,
+  extraArgs: string[] = [],
+  options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {},
+): Promise<BrowserContext> {
   if (chromiumMissing) throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium package`);
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'estate-chromium-'));
   let context: BrowserContext | undefined;
@@ -27,6 +31,7 @@ export async function launchChromium(t: Pick<TestContext, 'after'>, extraArgs: s
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...extraArgs],
+    ...options,
   });
   return context;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildDigest } from '../../core/builds.ts';
+import { buildDigest, MAX_RECENT_FAILURES } from '../../core/builds.ts';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { defineOperation } from '../define-operation.ts';
 import { dateTime, storedTime } from '../schemas.ts';
@@ -26,6 +26,17 @@ const digest = z.object({
       avg_duration_s: z.number().nullable(),
     }),
   ),
+  recent_failures: z
+    .array(
+      z.object({
+        ts: storedTime('When the build finished, as the build log has it'),
+        project: z.string(),
+        ref: z.string().optional(),
+        commit: z.string().optional(),
+        duration_s: z.number().optional(),
+      }),
+    )
+    .meta({ description: `The window's newest failed builds (at most ${MAX_RECENT_FAILURES}), newest first.` }),
   skipped_lines: z.int(),
 }).meta({ id: 'BuildDigest' });
 
@@ -36,7 +47,7 @@ export const buildsDigest = defineOperation({
   access: 'protected',
   tag: 'builds',
   summary: 'Build digest for the last N days: totals and success rate, overall and by project',
-  description: 'Counts the builds of the build log that ran in the last `days` days, overall and by project, with each project\'s last status and average duration.',
+  description: 'Counts the builds of the build log that ran in the last `days` days, overall and by project, with each project\'s last status and average duration, and lists the newest failures.',
   input: { query: z.object({ days: z.int().min(1).max(365).default(7).meta({ description: 'Window in days (1–365).' }) }) },
   output: digest,
   // The window moves with the clock; the tag follows the builds in it.
