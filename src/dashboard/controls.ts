@@ -20,7 +20,7 @@ function localInput(at: number): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
-export function controls(node: string, onView: (change: Partial<View>) => void, onKey: () => void): Controls {
+export function controls(node: string, onView: (change: Partial<View>) => void, onKey: () => void, onRefresh: () => void): Controls {
   const nodeSelect = el('select', { id: 'node-select', 'aria-label': 'Node' });
   nodeSelect.addEventListener('change', () => onView({ node: nodeSelect.value || undefined }));
   const presets = PRESETS.map((p) => {
@@ -60,6 +60,8 @@ export function controls(node: string, onView: (change: Partial<View>) => void, 
     forgetKey();
     onKey();
   });
+  const refresh = el('button', { type: 'button', id: 'refresh', 'aria-label': 'Refresh now', title: 'Refresh now', text: '↻' });
+  refresh.addEventListener('click', onRefresh);
   const keyBox = el('div', { class: 'keybox' }, keyNote, keyForm, forget);
 
   const element = el(
@@ -70,6 +72,7 @@ export function controls(node: string, onView: (change: Partial<View>) => void, 
     nodeSelect,
     el('div', { class: 'presets', role: 'group', 'aria-label': 'Window' }, ...presets),
     rangeForm,
+    refresh,
     keyBox,
   );
 

@@ -27,7 +27,12 @@ let view: View = parseView(location.search);
 
 // Wide panels first (each a row of its own), then the cards that share rows.
 const panels: Panel[] = [nodesPanel(), trendsPanel(), diskPanel(), pulsePanel(), statusPanel(), buildsPanel(), eventsPanel(), providersPanel(), workPanel()];
-const header = controls(localNode, (change) => setView(change), () => void refresh());
+const header = controls(
+  localNode,
+  (change) => setView(change),
+  () => void refresh(),
+  () => void refresh(),
+);
 const main = el('main', { class: 'grid' }, ...panels.map((p) => p.element));
 const footer = el('footer', { class: 'muted small' });
 (document.getElementById('app') ?? document.body).replaceChildren(header.element, main, footer);

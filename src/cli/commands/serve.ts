@@ -186,6 +186,7 @@ async function noKeyHint(ctx: EstateContext, env: NodeJS.ProcessEnv, storeFlag: 
 function demoBanner(url: string, key: string): string {
   return [
     `demo key (user "demo"): ${key}`,
+    `  dashboard:   ${url}/dashboard  (paste the key once, top right)`,
     `  status page: ${url}/status`,
     `  work board:  ${url}/hq/work`,
     `  API docs:    ${url}/api/docs`,
