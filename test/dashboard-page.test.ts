@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import http from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { DASHBOARD_CSP } from '../src/server/dashboard/dashboard-routes.ts';
 import { prefersHtml } from '../src/server/prefers-html.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
@@ -33,6 +35,13 @@ test('GET /dashboard: a page under a strict CSP whose script and stylesheet are 
     assert.equal(r.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     const again = await server.get(`/${asset}`, { 'If-None-Match': r.headers.get('etag') as string });
     assert.equal(again.status, 304);
+    // Compressed at build time: brotli where the client takes it, else gzip; both decode to the same bytes.
+    for (const [accept, encoding] of [['gzip, deflate, br', 'br'], ['gzip', 'gzip']] as const) {
+      const res = await rawGet(`${server.url}/${asset}`, accept);
+      assert.equal(res.headers['content-encoding'], encoding, accept);
+      assert.ok(res.body.length < r.text.length / 2, `${asset} ${encoding}: ${res.body.length} bytes of ${r.text.length}`);
+      assert.equal((encoding === 'br' ? brotliDecompressSync(res.body) : gunzipSync(res.body)).toString('utf8'), r.text);
+    }
   }
   assert.match((await server.get(`/${style}`)).text, /\.u-legend/, 'uPlot\'s stylesheet is part of it');
   assert.match((await server.get(`/${script}`)).text, /uplot/i, 'uPlot is bundled into the script');
@@ -86,3 +95,16 @@ test('prefersHtml: what a browser sends, and what it does not', () => {
   ];
   for (const [accept, expected] of cases) assert.equal(prefersHtml(accept), expected, String(accept));
 });
+
+/** A GET whose body is kept as sent (fetch would decode it). */
+function rawGet(url: string, acceptEncoding: string): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { 'Accept-Encoding': acceptEncoding } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}

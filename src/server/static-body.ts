@@ -15,12 +15,15 @@ export interface Body {
   type: string;
   raw: Buffer;
   gzip: Buffer | undefined;
+  /** Brotli, where the build made it (the dashboard's assets). */
+  br?: Buffer | undefined;
   etag: string;
 }
 
-export function body(type: string, content: string | Buffer): Body {
+/** A body of `type`, gzipped here when worth it (and not `precompressed`: the caller brings its own forms). */
+export function body(type: string, content: string | Buffer, precompressed = false): Body {
   const raw = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  const compressible = !type.startsWith('image/') && raw.length > 1024;
+  const compressible = !precompressed && !type.startsWith('image/') && raw.length > 1024;
   const etag = `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`;
   return { type, raw, gzip: compressible ? gzipSync(raw, { level: 9 }) : undefined, etag };
 }
@@ -34,13 +37,14 @@ export function sendBody(req: IncomingMessage, res: ServerResponse, b: Body, cac
     res.end();
     return;
   }
-  const gzip = b.gzip && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) ? b.gzip : undefined;
-  const payload = gzip ?? b.raw;
+  const accepted = String(req.headers['accept-encoding'] ?? '');
+  const encoding = b.br && /\bbr\b/.test(accepted) ? 'br' : b.gzip && /\bgzip\b/.test(accepted) ? 'gzip' : undefined;
+  const payload = encoding === 'br' ? (b.br as Buffer) : encoding === 'gzip' ? (b.gzip as Buffer) : b.raw;
   res.writeHead(200, {
     ...common,
     'Content-Type': b.type,
     'Content-Length': String(payload.length),
-    ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+    ...(encoding ? { 'Content-Encoding': encoding } : {}),
   });
   res.end(req.method === 'HEAD' ? undefined : payload);
 }

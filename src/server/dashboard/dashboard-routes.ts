@@ -40,7 +40,15 @@ function assetDir(): string {
 const assets = once((): Record<string, Body> | undefined => {
   const dir = assetDir();
   if (!ASSET_FILES.every((f) => existsSync(path.join(dir, f)))) return undefined;
-  return Object.fromEntries(ASSET_FILES.map((f) => [f, body(TYPES[path.extname(f)] as string, readFileSync(path.join(dir, f)))]));
+  return Object.fromEntries(
+    ASSET_FILES.map((f) => {
+      const file = path.join(dir, f);
+      // The build's compressed forms (brotli at its highest quality, made once).
+      const compressed = (ext: string) => (existsSync(`${file}${ext}`) ? readFileSync(`${file}${ext}`) : undefined);
+      const made = body(TYPES[path.extname(f)] as string, readFileSync(file), true);
+      return [f, { ...made, gzip: compressed('.gz'), br: compressed('.br') }];
+    }),
+  );
 });
 
 function builtAssets(): Record<string, Body> {
