@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { dashboardRoutes } from '../src/server/dashboard/dashboard-routes.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -45,7 +46,7 @@ test('the README names the public routes, the training reads without a credentia
 
 /** A public route of the server: an operation with access 'public', or a route outside the table (pages, stream, docs). */
 function serverRoutes(): { path: string; method: string; access: string }[] {
-  const raw = [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(undefined as never)];
+  const raw = [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(undefined as never), ...dashboardRoutes(undefined as never)];
   return [
     ...operations.map((op) => ({ path: op.path, method: op.method, access: op.access })),
     ...PAGE_ROUTE_DOCS.map((doc) => ({ path: doc.path, method: doc.method, access: doc.access })),

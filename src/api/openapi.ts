@@ -42,6 +42,8 @@ export interface RouteDoc {
   produces: 'text/html' | 'text/event-stream';
   query?: z.ZodObject;
   errors?: number[];
+  /** Answers with an ETag (and 304 to `If-None-Match`): a page that is the same bytes for the life of the process. */
+  etag?: boolean;
 }
 
 /** What the generator reads of an operation or a RouteDoc. */
@@ -52,6 +54,8 @@ type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'scope' |
   locates?: boolean;
   /** How it answers 503 (Operation.unavailable); the pages may, like most operations. */
   unavailable?: Operation['unavailable'];
+  /** A route outside the table that sends an ETag (RouteDoc.etag). */
+  etag?: boolean;
 };
 
 function describedRoute(route: RouteDoc): Described {
@@ -233,8 +237,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' };
 
 /** The routes whose 200 answers carry an ETag (sendJson): JSON reads. */
-function sendsEtag(op: Pick<Described, 'method' | 'produces' | 'output'>): boolean {
-  return op.method === 'GET' && op.produces === 'application/json' && op.output !== undefined;
+function sendsEtag(op: Pick<Described, 'method' | 'produces' | 'output' | 'etag'>): boolean {
+  return op.method === 'GET' && ((op.produces === 'application/json' && op.output !== undefined) || op.etag === true);
 }
 
 const DESCRIPTION = `The estate operations API: trends, disk, health, builds, events, state files,

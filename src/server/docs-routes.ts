@@ -213,6 +213,7 @@ export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
       'The page is public; its protected panels ask for an API key, kept in the tab\'s session storage and sent as `X-API-Key`. ' +
       'Its script and styles are served from this origin, under a strict Content-Security-Policy.',
     produces: 'text/html',
+    etag: true,
   },
   {
     id: 'pages.hq_work',
