@@ -106,11 +106,42 @@ try {
     routes.sort((a, b) => a - b);
     rows.push([range, loads[Math.floor(loads.length / 2)].toFixed(0), loads.at(-1).toFixed(0), routes[Math.floor(routes.length / 2)].toFixed(0)]);
   }
+  // Page weight: bytes on the wire (headers and bodies, as Chromium counts them) on a first load with an empty cache, then on a reload.
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  await context.addInitScript({ content: `sessionStorage.setItem('estate.api_key', ${JSON.stringify(key)});` });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  let wire = 0;
+  const byType = new Map();
+  const types = new Map();
+  cdp.on('Network.responseReceived', (e) => types.set(e.requestId, e.type));
+  cdp.on('Network.loadingFinished', (e) => {
+    wire += e.encodedDataLength;
+    const type = types.get(e.requestId) ?? 'Other';
+    byType.set(type, (byType.get(type) ?? 0) + e.encodedDataLength);
+  });
+  const weigh = async (load) => {
+    wire = 0;
+    byType.clear();
+    const t0 = performance.now();
+    await load();
+    await page.waitForSelector('#panel-trends canvas', { timeout: 120_000 });
+    const firstChart = performance.now() - t0;
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true' && document.getElementById('panel-trends')?.dataset.state === 'ok', null, { timeout: 120_000 });
+    await page.waitForTimeout(500);
+    return { wire, firstChart, byType: [...byType].map(([t, b]) => `${t} ${(b / 1024).toFixed(1)} KiB`).join(', ') };
+  };
+  const first = await weigh(() => page.goto(`${server.url}/dashboard`));
+  const reload = await weigh(() => page.reload());
+  await context.close();
   const memory = memoryMb(server.process.pid);
   console.log(`dashboard load: ${(logSize / 1024 ** 3).toFixed(2)} GiB trends log, ${NODES} nodes every 10 s; ${RUNS} loads per window after one warm-up; Chromium headless, 1400×1000`);
   console.log('| window | load to every panel p50 ms | worst ms | slowest range answer p50 ms |');
   console.log('| --- | ---: | ---: | ---: |');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`page weight, first load (empty cache): ${(first.wire / 1024).toFixed(1)} KiB on the wire (${first.byType}); first chart drawn after ${first.firstChart.toFixed(0)} ms`);
+  console.log(`page weight, reload (warm cache): ${(reload.wire / 1024).toFixed(1)} KiB on the wire (${reload.byType}); first chart drawn after ${reload.firstChart.toFixed(0)} ms`);
   console.log(`server RSS after: ${memory.VmRSS} MB (peak ${memory.VmHWM} MB)`);
 } finally {
   await browser?.close();
