@@ -98,7 +98,7 @@ test('the dashboard shows every panel, protected ones once a key is typed, and a
   for (const chart of ['cpu:cpu_pct', 'memory:mem_used_pct', 'load:load1', 'network:net_rx_bytes_s', 'diskio:disk_read_bytes_s']) {
     assert.equal(await page.locator(`#panel-trends figure[data-chart="${chart}"] canvas`).count(), 1, chart);
   }
-  assert.deepEqual(await page.locator('#panel-trends figure[data-chart="cpu:cpu_pct"] .u-legend th.u-label').allInnerTexts(), ['db-1', 'web-1']);
+  assert.deepEqual(await page.locator('#panel-trends figure[data-chart="cpu:cpu_pct"] .u-legend .u-series:not(:first-child) .u-label').allInnerTexts(), ['db-1', 'web-1']);
   // Disk: each mount's latest share, db-1's root past the bad threshold.
   assert.match(await page.locator('#panel-disk .mounts li.level-bad').innerText(), /db-1:\//);
   assert.equal(await page.locator('#panel-disk figure canvas').count(), 1);
@@ -158,7 +158,7 @@ test('the view lives in the URL: a node, a window, a drag to zoom, another field
   await page.click('#panel-nodes a[data-node="web-1"]');
   await page.waitForFunction("new URL(location.href).searchParams.get('node') === 'web-1'", null, WAIT);
   await page.waitForSelector('#panel-trends figure[data-chart="load"]', WAIT);
-  assert.deepEqual(await page.locator('#panel-trends figure[data-chart="load"] .u-legend th.u-label').allInnerTexts(), ['load1', 'load5', 'load15']);
+  assert.deepEqual(await page.locator('#panel-trends figure[data-chart="load"] .u-legend .u-series:not(:first-child) .u-label').allInnerTexts(), ['load1', 'load5', 'load15']);
   assert.equal(await page.locator('#panel-nodes tr.selected th').innerText(), 'web-1');
 
   await page.click('button[data-preset="7d"]');

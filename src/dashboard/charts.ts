@@ -116,7 +116,7 @@ export class Chart {
       ],
       axes: [
         axis,
-        { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => formatValue(unit, t)) },
+        { ...axis, size: unit === 'rate' ? 86 : unit === 'bytes' ? 74 : 58, values: (_u, ticks) => ticks.map((t) => formatValue(unit, t)) },
       ],
       cursor: { sync: { key: SYNC_KEY }, drag: { x: true, y: false, setScale: false } },
       legend: { live: true },

@@ -6,11 +6,12 @@ import { fieldsOf, joinLines, lineOf, pointsFor, rangePath, type RangeAnswer } f
 import { Card, type Panel, type PanelContext } from './panel.ts';
 
 /** The collector's figures (DESIGN.md 7a), charted by default where the window holds them. */
-const GROUPS: readonly { id: string; title: string; unit: Unit; fields: readonly string[] }[] = [
+/** `overview`: the fields of a group charted per node in the every-node view (a chart each). */
+const GROUPS: readonly { id: string; title: string; unit: Unit; fields: readonly string[]; overview?: readonly string[] }[] = [
   { id: 'cpu', title: 'CPU', unit: 'pct', fields: ['cpu_pct'] },
   // mem_pct: the field of trend points from before the collector (the demo's).
   { id: 'memory', title: 'Memory', unit: 'pct', fields: ['mem_used_pct', 'mem_pct'] },
-  { id: 'load', title: 'Load', unit: 'number', fields: ['load1', 'load5', 'load15'] },
+  { id: 'load', title: 'Load', unit: 'number', fields: ['load1', 'load5', 'load15'], overview: ['load1'] },
   { id: 'network', title: 'Network', unit: 'rate', fields: ['net_rx_bytes_s', 'net_tx_bytes_s'] },
   { id: 'diskio', title: 'Disk I/O', unit: 'rate', fields: ['disk_read_bytes_s', 'disk_write_bytes_s'] },
 ];
@@ -114,9 +115,9 @@ export function trendsPanel(): Panel {
           const tables = used.map((f) => lineOf(range, f, f, true));
           specs.push({ id: group.id, title: group.title, unit: group.unit, ...joinLines(tables) });
         } else {
-          for (const f of used) {
+          for (const f of used.filter((f) => !group.overview || group.overview.includes(f))) {
             const tables = ranges.map((r, i) => lineOf(r, f, label(asked[i]), false)).filter((t) => t.line.values.some((v) => v !== null));
-            specs.push({ id: `${group.id}:${f}`, title: used.length > 1 ? `${group.title} · ${f}` : group.title, unit: group.unit, ...joinLines(tables) });
+            specs.push({ id: `${group.id}:${f}`, title: group.id === 'load' ? 'Load (1 min)' : used.length > 1 ? `${group.title} · ${f.replace(/_bytes_s$/, '').replace(/^(net|disk)_/, '')}` : group.title, unit: group.unit, ...joinLines(tables) });
           }
         }
       }

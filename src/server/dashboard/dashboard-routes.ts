@@ -72,6 +72,7 @@ function dashboardPage(ctx: EstateContext): Body {
 <meta name="referrer" content="no-referrer">
 <meta name="color-scheme" content="light dark">
 <title>estate · ${node}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('dashboard.css')}">
 </head>
 <body data-node="${node}">
