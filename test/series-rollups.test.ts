@@ -107,7 +107,7 @@ test('estate serve builds the rollups and keeps them current while other process
   assert.match(await readFile(month, 'utf8'), new RegExp(`"b":${hour / 1000},"node":"here","n":1,`));
 
   const r = await fetch(`${url}/trends/range?${q(at(7200), at(7320), '&points=2&node=c')}`, { headers: { 'X-API-Key': key } });
-  const body = await r.json();
+  const body = (await r.json()) as { tier: string; items: unknown[] };
   assert.equal(body.tier, '1m');
   assert.deepEqual(body.items, [{ ts: at(7260), count: 1, min: { cpu_pct: 42 }, mean: { cpu_pct: 42 }, max: { cpu_pct: 42 } }]);
   const stopped = await server.stop();

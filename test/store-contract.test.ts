@@ -651,7 +651,7 @@ for (const kind of storesUnderTest()) {
       Array.from({ length: 12 }, (_, i) => ({
         trend: { ts: ts(i * 20), node, cpu_pct: i, mem_used_pct: 50 },
         disks: ['/', '/srv'].map((mount) => ({ ts: ts(i * 20), node, mount, fs_type: 'ext4', total_bytes: 100, used_bytes: mount === '/' ? i : 2 * i, free_bytes: 100 - i })),
-        pulse: { ts: ts(i * 20), node, status: 'healthy' as const },
+        pulse: { ts: ts(i * 20), node, status: 'healthy' as const, checks: {} },
       })),
     );
     await series.ingest(samples);
