@@ -113,3 +113,23 @@ test('estate serve builds the rollups and keeps them current while other process
   const stopped = await server.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
 });
+
+test('rollups.retention: a tier keeps its buckets as long as the config says; past it, the coarser tier answers', async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ rollups: { retention: { '1m': '1d' } } }));
+  await writeFile(path.join(dir, 'trends.jsonl'), lines(POINTS));
+  const rebuilt = await runEstate(['rollups', 'rebuild', '--data-dir', dir, '--series', 'trends', '--json']);
+  assert.equal(rebuilt.code, 0, rebuilt.stderr);
+  // Three days old: the 1m day files are past a retention of one day, the 1h month file is not.
+  assert.ok(rebuilt.json.series.trends.pruned >= 1, rebuilt.stdout);
+  await assert.rejects(stat(path.join(dir, 'rollups', 'trends', '1m', `${at(0).slice(0, 10)}.jsonl`)));
+  assert.equal((await runEstate(['prune', '--data-dir', dir, '--older-than', '1d', '--log', 'trends'])).code, 0);
+  const r = await runEstate(['trends', 'range', '--data-dir', dir, '--from', at(0), '--to', at(3600), '--points', '60', '--node', 'a', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([r.json.tier, r.json.step_s, r.json.items.length, r.json.items[0].count], ['1h', 3600, 1, 180]);
+
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ rollups: { retention: { '1m': 'soon' } } }));
+  const refused = await runEstate(['trends', 'range', '--data-dir', dir]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /rollups\.retention\.1m/);
+});

@@ -114,7 +114,7 @@ export async function foldLog(dataDir: string, series: RangeSeries, file: string
       if (options.into !== undefined) {
         if (fold.size > 0) await writeBuckets(targetsOf(dataDir, series, fold, options.into));
       } else if (fold.size > 0) await writeFold(dataDir, series, fold, () => writeRollupState(dataDir, series, next));
-      else if (state === undefined || next.offset !== state.offset || next.identity !== state.identity || current.offset !== offset) await writeRollupState(dataDir, series, next);
+      else if (state === undefined || next.offset !== state.offset || next.identity !== state.identity) await writeRollupState(dataDir, series, next);
       current = next;
       fold = new RollupFold(series);
       sinceFlush = 0;

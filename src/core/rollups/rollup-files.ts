@@ -158,10 +158,10 @@ export class RollupReader {
       this.#drop(file);
       this.#cache.set(file, { identity, parsed: from + end, mtimeMs: info.mtimeMs, size: info.size, buckets });
       this.#bytes += info.size;
-      for (const [name, kept] of this.#cache) {
+      // The oldest read first out, never the file just read.
+      for (const name of this.#cache.keys()) {
         if (this.#bytes <= MAX_CACHED_BYTES) break;
         if (name !== file) this.#drop(name);
-        else void kept;
       }
       return buckets;
     } finally {

@@ -94,7 +94,12 @@ export function indexedSeries(dataDir: string, retention: RollupRetention): Seri
 
     range: (series, query) => ranges.range(series, query),
     rebuildRollups: (series) => rebuildRollups(dataDir, series, retention),
-    followRollups: async (report) => followRollups(dataDir, RANGE_SERIES, retention, report),
+    followRollups: async (report) => {
+      const follower = followRollups(dataDir, RANGE_SERIES, retention, report);
+      // Then the logs' index, in the background, so a first raw range (a chart of the last hour) need not wait for it.
+      void follower.ready.then(() => Promise.all(RANGE_SERIES.map((series) => log(series).refresh()))).catch(() => {});
+      return follower;
+    },
   };
 }
 
