@@ -259,6 +259,18 @@ const SECTIONS = {
           .optional(),
       })
       .optional()),
+  rollups: once(() =>
+    z
+      .strictObject({
+        /** How long each rollup tier of the range routes (DESIGN.md 7b) keeps its buckets: durations, defaults 30d (1m) and 400d (1h). */
+        retention: z
+          .strictObject({
+            '1m': z.string().refine(isDuration, 'a whole number and a unit, like 30d, at most 3650d').optional(),
+            '1h': z.string().refine(isDuration, 'a whole number and a unit, like 400d, at most 3650d').optional(),
+          })
+          .optional(),
+      })
+      .optional()),
   training: once(() => trainingSchema().prefault({})),
   serve: once(() => serveSchema().optional()),
 };

@@ -66,7 +66,7 @@ test('bash: the script completes commands, nested subcommands, options, option v
     [['estate', 'wo'], 'work'],
     [['estate', 'work', 'co'], 'complete'],
     [['estate', 'publish', 'la'], 'latest'],
-    [['estate', 'trends', ''], 'latest'],
+    [['estate', 'trends', ''], 'latest range'],
     [['estate', 'work', 'complete', '--ti'], '--title'],
     [['estate', 'work', 'complete', '--board', 'ops', '--ass'], '--assignee'],
     [['estate', 'serve', '--log-format', ''], 'json text'],

@@ -76,10 +76,10 @@ function sentTwice(p: Json): string {
   return `${p.name}=${encodeURIComponent(String(v))}&${p.name}=${encodeURIComponent(String(w))}`;
 }
 
-/** The query parameter a repeated-parameter probe sends twice: `limit` where there is one. */
+/** The query parameter a repeated-parameter probe sends twice: `limit` (or a range's `points`) where there is one. */
 function repeatable(route: Route, doc: Json): Json | undefined {
   const query = paramsOf(route, doc).filter((p) => p.in === 'query');
-  return query.find((p) => p.name === 'limit') ?? query[0];
+  return query.find((p) => p.name === 'limit') ?? query.find((p) => p.name === 'points') ?? query[0];
 }
 
 function assertRepeated(r: { json: any }, name: string, where: string): void {

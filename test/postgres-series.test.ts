@@ -138,7 +138,7 @@ test('estate migrate from schema version 2 with records in it adds the series; t
 
   const migrated = await runEstate(['migrate', '--json', '--store', pg.url, '--data-dir', dir]);
   assert.equal(migrated.code, 0, migrated.stderr);
-  assert.deepEqual([migrated.json.from, migrated.json.to, migrated.json.applied.map((m: { version: number }) => m.version)], [2, SCHEMA_VERSION, [3, 4]]);
+  assert.deepEqual([migrated.json.from, migrated.json.to, migrated.json.applied.map((m: { version: number }) => m.version)], [2, SCHEMA_VERSION, [3, 4, 5]]);
 
   const store = await openPostgres(t, pg);
   assert.deepEqual((await store.completions.newest(10)).records, [record]);
@@ -237,4 +237,29 @@ test("concurrent ingests on one instance share heartbeat merges; each node's ent
   );
   const [row] = await sql`SELECT count(*)::int AS n FROM series_heartbeat`;
   assert.equal(row?.n, 1);
+});
+
+test('migration 5 rolls up the trend points and disk snapshots stored before it, and its trigger every insert after, whoever inserts', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const sql = sqlOf(t, pg);
+  await migrate(sql, 'test', VERSION, 4);
+  const base = Math.floor((Date.now() - 86_400_000) / 3_600_000) * 3_600_000;
+  const ts = (s: number) => new Date(base + s * 1000).toISOString();
+  for (const [i, cpu] of [3, 5, 10].entries()) {
+    const record = { ts: ts(i * 20), node: 'old', cpu_pct: cpu, huge: 1e300 * 10, note: 'x' };
+    await sql`INSERT INTO series_trends (node, ts, record) VALUES ('old', ${record.ts}, ${JSON.stringify(record)}::text::json)`;
+  }
+  await migrate(sql, 'test', VERSION);
+  // Another tool's INSERT, straight into the table: the trigger rolls it up too, and a number no double holds is no field.
+  await sql`INSERT INTO series_trends (node, ts, record) VALUES ('old', ${ts(70)}, ${`{"ts":"${ts(70)}","node":"old","cpu_pct":2,"tiny":1e-400,"huge":1e999}`}::text::json)`;
+  const store = await openPostgres(t, pg);
+  const answer = await store.series.range('trends', { fromMs: base, toMs: base + 120_000, points: 2, node: 'old' });
+  assert.equal(answer.tier, '1m');
+  assert.deepEqual(answer.items, [
+    { ts: ts(0), count: 3, min: { cpu_pct: 3, huge: 1e301 }, mean: { cpu_pct: 6, huge: 1e301 }, max: { cpu_pct: 10, huge: 1e301 } },
+    { ts: ts(60), count: 1, min: { cpu_pct: 2 }, mean: { cpu_pct: 2 }, max: { cpu_pct: 2 } },
+  ]);
+  const [rows] = await sql`SELECT count(*)::int AS n FROM series_rollups WHERE series = 'trends' AND tier = '1h' AND field = ''`;
+  assert.equal(rows?.n, 1);
 });

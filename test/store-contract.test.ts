@@ -639,4 +639,53 @@ for (const kind of storesUnderTest()) {
     assert.equal(await target.store.series.restoreHeartbeat({ nodes: [{ name: 'else', last_seen: '2026-01-01T00:00:00.000Z', status: 'healthy' }] }), 'conflict');
     assert.deepEqual((await target.store.series.heartbeat()).data, heartbeat, 'another heartbeat is never written over');
   });
+
+  test(`${kind.name}: series range: buckets from the raw records and from the rollups alike, per node and mount; a pruned range from a rollup`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { series } = opened.store;
+    // Recent enough for every rollup retention: an hour two days ago, a sample every 20 s for 4 minutes.
+    const base = Math.floor((Date.now() - 2 * 86_400_000) / 3_600_000) * 3_600_000;
+    const ts = (s: number) => new Date(base + s * 1000).toISOString();
+    const samples = ['a', 'b'].flatMap((node) =>
+      Array.from({ length: 12 }, (_, i) => ({
+        trend: { ts: ts(i * 20), node, cpu_pct: i, mem_used_pct: 50 },
+        disks: ['/', '/srv'].map((mount) => ({ ts: ts(i * 20), node, mount, fs_type: 'ext4', total_bytes: 100, used_bytes: mount === '/' ? i : 2 * i, free_bytes: 100 - i })),
+        pulse: { ts: ts(i * 20), node, status: 'healthy' as const, checks: {} },
+      })),
+    );
+    await series.ingest(samples);
+    const minute = (k: number, count: number, stats: Record<string, [number, number, number]>) => ({
+      ts: ts(k * 60),
+      count,
+      min: Object.fromEntries(Object.entries(stats).map(([f, v]) => [f, v[0]])),
+      mean: Object.fromEntries(Object.entries(stats).map(([f, v]) => [f, v[1]])),
+      max: Object.fromEntries(Object.entries(stats).map(([f, v]) => [f, v[2]])),
+    });
+    const query = (fromS: number, toS: number, points: number, extra: object = {}) => ({ fromMs: base + fromS * 1000, toMs: base + toS * 1000, points, ...extra });
+    // Raw (a step of seconds): one sample of node a per 20 s bucket.
+    const raw = await series.range('trends', query(0, 60, 30, { node: 'a', fields: ['cpu_pct'] }));
+    assert.equal(raw.tier, 'raw');
+    assert.equal(raw.step_s, 2);
+    assert.deepEqual(raw.items.map((i) => [i.ts, i.count, i.mean.cpu_pct]), [[ts(0), 1, 0], [ts(20), 1, 1], [ts(40), 1, 2]]);
+
+    for (const name of ['trends', 'disk'] as const) assert.equal((await series.rebuildRollups(name)).records, 24 * (name === 'disk' ? 2 : 1));
+    const expected = [0, 1, 2, 3].map((k) => minute(k, 3, { cpu_pct: [3 * k, 3 * k + 1, 3 * k + 2], mem_used_pct: [50, 50, 50] }));
+    const trends = await series.range('trends', query(0, 240, 4, { node: 'a' }));
+    assert.deepEqual(trends, { from: ts(0), to: ts(240), step_s: 60, tier: '1m', items: expected });
+    const both = await series.range('trends', query(0, 240, 4, { fields: ['cpu_pct'] }));
+    assert.deepEqual(both.items.map((i) => [i.count, i.min.cpu_pct, i.max.cpu_pct]), [[6, 0, 2], [6, 3, 5], [6, 6, 8], [6, 9, 11]]);
+    const disk = await series.range('disk', query(0, 240, 4, { node: 'b', mount: '/srv', fields: ['used_bytes'] }));
+    assert.equal(disk.tier, '1m');
+    assert.deepEqual(disk.items, [0, 1, 2, 3].map((k) => minute(k, 3, { used_bytes: [6 * k, 6 * k + 2, 6 * k + 4] })));
+    const mounts = await series.range('disk', query(0, 240, 1, { node: 'b', fields: ['used_bytes'] }));
+    assert.deepEqual(mounts.items.map((i) => [i.count, i.min.used_bytes, i.mean.used_bytes, i.max.used_bytes]), [[24, 0, 8.25, 22]]);
+    assert.deepEqual(mounts.items.map((i) => i.ts), [new Date(Math.floor(base / 300_000) * 300_000).toISOString()]);
+
+    // The raw records pruned: a step of seconds is answered from the 1m rollup, at its width.
+    await series.prune('trends', new Date());
+    const pruned = await series.range('trends', query(0, 60, 30, { node: 'a' }));
+    assert.deepEqual(pruned, { from: ts(0), to: ts(60), step_s: 60, tier: '1m', items: [expected[0]] });
+    assert.deepEqual((await series.range('trends', query(0, 240, 4, { node: 'a' }))).items, expected);
+  });
 }

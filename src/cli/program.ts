@@ -9,6 +9,7 @@ import { manCommand } from './commands/man.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
 import { pruneCommand } from './commands/prune.ts';
+import { rollupsCommand } from './commands/rollups.ts';
 import { serveCommand } from './commands/serve.ts';
 import { storeCommand } from './commands/store-copy.ts';
 import { tokenCommand } from './commands/token.ts';
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIO, program: Command = rootCommand()): Comma
   program.addCommand(initCommand(io));
   program.addCommand(migrateCommand(io));
   program.addCommand(pruneCommand(io));
+  program.addCommand(rollupsCommand(io));
   program.addCommand(collectCommand(io));
   program.addCommand(storeCommand(io));
   program.addCommand(keysCommand(io, print));

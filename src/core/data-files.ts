@@ -16,6 +16,7 @@ export const DATA_FILES = {
   repos: 'repos.json',
   config: 'estate.config.json',
   keys: 'keys.json',
+  rollups: 'rollups',
 } as const;
 
 export type DataFile = keyof typeof DATA_FILES;

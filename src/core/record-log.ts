@@ -50,6 +50,21 @@ export interface LogPage {
 
 type Listener = (records: JsonRecord[]) => void;
 
+/** Records a time window reads back at once. */
+const WINDOW_BATCH = 4096;
+
+/** The first index of ascending `list` whose value is at or above `value`. */
+function firstAtOrAbove(list: { readonly length: number; at(index: number): number | undefined }, value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list.at(mid) as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 interface Pending {
   request: AppendRequest;
   resolve: (result: AppendResult) => void;
@@ -192,6 +207,41 @@ export class RecordLog {
         after = position;
       }
       return loadRecords(handle, index, await this.#lastPositions(handle, index, where, limit, after));
+    });
+  }
+
+  /**
+   * Calls `each` with the records whose time (`options.time`) is in
+   * `[fromMs, toMs)`, of one facet value when `where` names one, in file
+   * order, a batch at a time: found through the index's time column
+   * (LogIndex.timeWindow) once it knows the file as it is now, so only the
+   * range's records (and those interleaved with them) are read.
+   */
+  window(fromMs: number, toMs: number, where: FacetValue | undefined, each: (batch: { time: number; record: JsonRecord }[]) => void): Promise<void> {
+    return this.#settled(async (handle, index) => {
+      const { lo, hi } = index.timeWindow(fromMs, toMs);
+      const inRange = (p: number) => {
+        const time = index.timeAt(p);
+        return time >= fromMs && time < toMs;
+      };
+      const positions: number[] = [];
+      if (where) {
+        const list = index.positions(where.facet, where.value);
+        for (let i = firstAtOrAbove(list, lo); i < list.length; i++) {
+          const p = list.at(i) as number;
+          if (p >= hi) break;
+          if (inRange(p)) positions.push(p);
+        }
+      } else for (let p = lo; p < hi; p++) if (inRange(p)) positions.push(p);
+      for (let i = 0; i < positions.length; i += WINDOW_BATCH) {
+        const batch = positions.slice(i, i + WINDOW_BATCH);
+        const records = new Map<number, JsonRecord>();
+        await loadRecords(handle, index, batch, records);
+        each(batch.flatMap((p) => {
+          const record = records.get(p);
+          return record ? [{ time: index.timeAt(p), record }] : [];
+        }));
+      }
     });
   }
 

@@ -3,6 +3,7 @@ import type { Operation } from '../define-operation.ts';
 import { agentsList } from './agents.ts';
 import { buildsDigest, buildsRecent } from './builds.ts';
 import { diskLatest, diskList } from './disk.ts';
+import { diskRange } from './disk-range.ts';
 import { estateLogs } from './estate-logs.ts';
 import { estateStatusGet } from './estate-status.ts';
 import { eventsList } from './events.ts';
@@ -20,6 +21,7 @@ import { summaryGet } from './summary.ts';
 import { apiRoot, health, healthz, readyz } from './system.ts';
 import { trainingDelete, trainingGet, trainingList, trainingStart } from './training.ts';
 import { trendsLatest, trendsList } from './trends.ts';
+import { trendsRange } from './trends-range.ts';
 import { workComplete, workFeedOp } from './work.ts';
 
 /** Every operation of the API, in the order the docs and `estate --help` list them. */
@@ -30,8 +32,10 @@ export const operations: readonly Operation[] = checkOperations([
   health,
   trendsList,
   trendsLatest,
+  trendsRange,
   diskList,
   diskLatest,
+  diskRange,
   pulseList,
   pulseStatusOp,
   buildsDigest,

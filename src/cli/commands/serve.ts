@@ -12,6 +12,7 @@ import { addDataDirOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import type { CollectorSettings } from '../../core/collect/collect-loop.ts';
 import type { RetentionReport } from '../../core/retention/retention-timer.ts';
+import type { RollupReport } from '../../core/rollups/follow-rollups.ts';
 import { collectSettings, retentionOf } from '../collect-settings.ts';
 import { LOG_FORMATS, type LogFormat, serveLogSink } from '../serve-log.ts';
 
@@ -112,11 +113,14 @@ export function serveCommand(io: CliIO): Command {
         }
         const collector = collecting ? startCollector(ctx, collecting, app.log) : undefined;
         const retention = retentionMs ? startRetention(ctx.store, dataDir, retentionMs, retentionLog(app.log)) : undefined;
+        // The range routes' rollups: built where missing in the background, then kept current as records arrive (DESIGN.md 7b).
+        const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         // The sample and the prune in progress are finished (never a torn line) before the store closes.
         await collector?.stop();
         await retention?.stop();
+        await rollups.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -164,6 +168,13 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
  * series dropped when a pass dropped records, `collect_prune_failed` (a
  * warning) when one failed; the next check tries again.
  */
+function rollupsLog(log: (line: Record<string, unknown>) => void): RollupReport {
+  return {
+    folded: () => {},
+    failed: (series, err) => log({ level: 'warn', time: new Date().toISOString(), event: 'rollups_failed', series, error: String((err as Error)?.message ?? err) }),
+  };
+}
+
 function retentionLog(log: (line: Record<string, unknown>) => void): RetentionReport {
   return {
     pruned: (counts) => log({ level: 'info', time: new Date().toISOString(), event: 'collect_pruned', dropped: Object.fromEntries(Object.entries(counts).map(([name, c]) => [name, c.removed])) }),

@@ -32,7 +32,16 @@ export interface LogIndexOptions {
    * for `key` (a record known by its content): such lines are parsed whole.
    */
   whole?: (fields: JsonRecord) => boolean;
+  /**
+   * The record's time in ms since the epoch (NaN when it has none): kept per
+   * record (8 bytes), with each block of TIME_BLOCK records' earliest and
+   * latest, so `timeWindow` finds a time range's records without reading any.
+   */
+  time?: (record: JsonRecord) => number;
 }
+
+/** Records per block of the time column's bounds. */
+const TIME_BLOCK = 256;
 
 export interface TallyOptions {
   /** The record's time in ms since the epoch (NaN when it has none). */
@@ -95,6 +104,10 @@ export class LogIndex {
   /** The times of the records in no group (`tally.by`), sorted; each group keeps its own. */
   readonly #ungrouped = new SortedTimes();
   readonly #groups = new Map<string, { times: SortedTimes; newest: number; distinct: Set<string> }>();
+  /** With `time`: each record's time, and per block of TIME_BLOCK records the earliest and the running latest (the latest of every block up to it). */
+  readonly #times = new NumberList(Float64Array);
+  readonly #blockMin = new NumberList(Float64Array);
+  readonly #runningMax = new NumberList(Float64Array);
 
   constructor(options: LogIndexOptions) {
     this.#options = options;
@@ -138,6 +151,7 @@ export class LogIndex {
       const value = valueOf(record);
       if (typeof value === 'string') (this.#unique.get(name) as HashIndex).add(position, this.#hash(value));
     }
+    if (this.#options.time) this.#addTime(position, this.#options.time(record));
     const tally = this.#options.tally;
     if (tally) {
       const time = tally.time(record);
@@ -180,6 +194,41 @@ export class LogIndex {
       skipped: this.#skipped.length,
       groups: groups.map(({ earliest: _, ...g }) => g),
     };
+  }
+
+  #addTime(position: number, time: number): void {
+    this.#times.push(time);
+    const block = Math.floor(position / TIME_BLOCK);
+    if (block === this.#blockMin.length) {
+      this.#blockMin.push(Number.POSITIVE_INFINITY);
+      this.#runningMax.push(block > 0 ? this.#runningMax.at(block - 1) : Number.NEGATIVE_INFINITY);
+    }
+    if (Number.isNaN(time)) return;
+    if (time < this.#blockMin.at(block)) this.#blockMin.set(block, time);
+    if (time > this.#runningMax.at(block)) this.#runningMax.set(block, time);
+  }
+
+  /** The time of the record at `position` (options.time; NaN when it has none). */
+  timeAt(position: number): number {
+    return this.#times.at(position);
+  }
+
+  /**
+   * Positions `[lo, hi)` outside which no record's time is in
+   * `[fromMs, toMs)` (options.time): lo is the first block whose records
+   * reach `fromMs` (a binary search over the running latest), hi the end
+   * of the last block holding a record before `toMs` (the blocks after the
+   * range looked at from the end). Records inside may still be out of the
+   * range (a log a little out of order): check `timeAt`.
+   */
+  timeWindow(fromMs: number, toMs: number): { lo: number; hi: number } {
+    if (!this.#options.time) throw new Error('log index: no time kept');
+    const blocks = this.#blockMin.length;
+    const first = countBelow(this.#runningMax, fromMs);
+    let last = blocks - 1;
+    while (last >= first && !(this.#blockMin.at(last) < toMs)) last--;
+    if (last < first) return { lo: 0, hi: 0 };
+    return { lo: first * TIME_BLOCK, hi: Math.min(this.size, (last + 1) * TIME_BLOCK) };
   }
 
   get size(): number {

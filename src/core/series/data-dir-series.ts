@@ -2,6 +2,7 @@ import { recentRecords } from '../recent-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series } from '../store/store.ts';
 import { lazySeries } from './lazy-series.ts';
+import { DEFAULT_ROLLUP_RETENTION, type RollupRetention } from '../rollups/range-types.ts';
 
 /**
  * The series on the data dir (DESIGN.md 3 and 7a). What every read command
@@ -11,9 +12,9 @@ import { lazySeries } from './lazy-series.ts';
  * its first use, so `estate trends` starts without the index, the locks and
  * their modules.
  */
-export function dataDirSeries(dataDir: string): Series {
+export function dataDirSeries(dataDir: string, retention: RollupRetention = DEFAULT_ROLLUP_RETENTION): Series {
   let loading: Promise<Series> | undefined;
-  const indexed = lazySeries(() => (loading ??= import('./indexed-series.ts').then((m) => m.indexedSeries(dataDir))));
+  const indexed = lazySeries(() => (loading ??= import('./indexed-series.ts').then((m) => m.indexedSeries(dataDir, retention))));
   return {
     ...indexed,
     newest: (series, limit, where) => (where?.node === undefined && where?.mount === undefined ? recentRecords(dataDir, series, limit) : indexed.newest(series, limit, where)),

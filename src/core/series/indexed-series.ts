@@ -8,12 +8,17 @@ import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
 import type { Series, SeriesName } from '../store/store.ts';
 import { appendSeries } from './append-series.ts';
+import { dataDirRange } from '../rollups/data-dir-range.ts';
+import { followRollups } from '../rollups/follow-rollups.ts';
+import type { RangeSeries, RollupRetention } from '../rollups/range-types.ts';
+import { rebuildRollups } from '../rollups/rebuild-rollups.ts';
 import { newestEntries } from './heartbeat-document.ts';
 import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
 import { heartbeatQueue } from './heartbeat-queue.ts';
 import { assertSeriesRecords, checkedSample, NODE, recordKey, restoreLog, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
+const RANGE_SERIES: readonly RangeSeries[] = ['trends', 'disk'];
 
 /**
  * The series on the data dir (DESIGN.md 3 and 7a), every method (loaded by
@@ -27,8 +32,9 @@ const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
  * keyed appends: a sample known by its node and `ts` is stored once, also
  * against other processes writing the same files.
  */
-export function indexedSeries(dataDir: string): Series {
+export function indexedSeries(dataDir: string, retention: RollupRetention): Series {
   const log = logsOf(dataDir, seriesLog);
+  const ranges = dataDirRange(dataDir, log, retention);
   const restoreInto = logsOf(dataDir, restoreLog);
   const mergeNewest = heartbeatQueue(dataDir);
   return {
@@ -84,6 +90,15 @@ export function indexedSeries(dataDir: string): Series {
     async prune(series, before, options) {
       const file = await pruneLog(dataDir, series, before, { dryRun: options?.dryRun === true });
       return { removed: file.dropped, file };
+    },
+
+    range: (series, query) => ranges.range(series, query),
+    rebuildRollups: (series) => rebuildRollups(dataDir, series, retention),
+    followRollups: async (report) => {
+      const follower = followRollups(dataDir, RANGE_SERIES, retention, report);
+      // Then the logs' index, in the background, so a first raw range (a chart of the last hour) need not wait for it.
+      void follower.ready.then(() => Promise.all(RANGE_SERIES.map((series) => log(series).refresh()))).catch(() => {});
+      return follower;
     },
   };
 }

@@ -19,5 +19,8 @@ export function lazySeries(load: () => Promise<Series>): Series {
     restore: async (series, records) => (await load()).restore(series, records),
     restoreHeartbeat: async (data) => (await load()).restoreHeartbeat(data),
     prune: async (series, before, options) => (await load()).prune(series, before, options),
+    range: async (series, query) => (await load()).range(series, query),
+    rebuildRollups: async (series) => (await load()).rebuildRollups(series),
+    followRollups: async (report) => (await load()).followRollups(report),
   };
 }

@@ -2,6 +2,7 @@ import { dataPath } from '../data-files.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { RecordLog } from '../record-log.ts';
+import { rfc3339Ms } from '../rollups/range-time.ts';
 import { logLockFile } from '../retention/prune-file.ts';
 import { acceptOf, SERIES_RECORDS } from '../series-records.ts';
 import { EstateError } from '../../errors.ts';
@@ -77,6 +78,8 @@ export function seriesLog(dataDir: string, series: SeriesName): RecordLog {
   return new RecordLog({
     ...logOptions(dataDir, series),
     key: (r) => sampleKey(series, r),
+    // The range routes' time column (DESIGN.md 7b): trend points and disk snapshots only.
+    ...(series === 'pulse' ? {} : { time: (r: JsonRecord) => rfc3339Ms(r.ts) }),
     facets: {
       [NODE]: (r) => text(r.node),
       [MOUNT]: (r) => text(r.mount),

@@ -12,6 +12,7 @@ import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
 import { dataDirSeries } from '../series/data-dir-series.ts';
+import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { Credentials, KeyedRecords, RecordPage, Series, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
@@ -26,7 +27,7 @@ const POLL_MS = 5000;
  * (data-dir-series.ts; open-store.ts may load it first, alone). Subscriptions are served by one watcher
  * per log plus a periodic check, started with the first subscriber.
  */
-export function createDataDirStore(dataDir: string, _config?: EstateConfig, series: Series = dataDirSeries(dataDir)): Store {
+export function createDataDirStore(dataDir: string, config?: EstateConfig, series: Series = dataDirSeries(dataDir, rollupRetentionOf(config))): Store {
   const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
   const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
   const tokenSecret = dataDirTokenSecret(dataDir);

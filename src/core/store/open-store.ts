@@ -2,6 +2,7 @@ import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
 import { ENTRIES } from '../publishing.ts';
 import { lazySeries } from '../series/lazy-series.ts';
+import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { KeyedRecords, Series, Store, StoreOptions } from './store.ts';
 
 /** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
@@ -35,7 +36,7 @@ export function openStore(spec: string | undefined, options: StoreOptions): Stor
   if (spec === undefined || spec === '' || spec === 'data-dir') {
     // The series alone load without the rest of the store: `estate trends` reads them and nothing else.
     let series: Promise<Series> | undefined;
-    const loadSeries = () => (series ??= import('../series/data-dir-series.ts').then((m) => m.dataDirSeries(options.dataDir)));
+    const loadSeries = () => (series ??= import('../series/data-dir-series.ts').then((m) => m.dataDirSeries(options.dataDir, rollupRetentionOf(options.config))));
     return lazyStore('data-dir', 'data dir', async () => loadDataDir(options, await loadSeries()), loadSeries);
   }
   if (isPostgresSpec(spec)) return lazyStore('postgres', describeStoreUrl(spec), () => loadPostgres(spec, options));

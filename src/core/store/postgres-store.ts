@@ -9,6 +9,7 @@ import { postgresCredentials, postgresTokenSecret } from './postgres/postgres-cr
 import { PostgresRecords } from './postgres/postgres-records.ts';
 import { postgresSeries } from './postgres/postgres-series.ts';
 import { postgresTraining } from './postgres/postgres-training.ts';
+import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { OpenPostgresStore, Store } from './store.ts';
 
 // The PostgreSQL store: what estate writes, in one database that any number
@@ -51,7 +52,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     training: postgresTraining(sql, name),
     credentials,
     tokenSecret: postgresTokenSecret(sql, name),
-    series: postgresSeries(sql, name),
+    series: postgresSeries(sql, name, rollupRetentionOf(options.config)),
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;

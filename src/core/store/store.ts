@@ -9,9 +9,13 @@ import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts'
 import type { LogPage } from '../record-log.ts';
 import type { StateDocument } from '../state-files.ts';
 import type { PruneCounts } from '../retention/prune-file.ts';
+import type { RangeAnswer, RangeQuery, RangeSeries } from '../rollups/range-types.ts';
+import type { RollupRebuild } from '../rollups/rebuild-rollups.ts';
+import type { RollupFollower, RollupReport } from '../rollups/follow-rollups.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 
 export type { HeartbeatOutcome };
+export type { RangeAnswer, RangeQuery, RangeSeries, RollupFollower, RollupRebuild, RollupReport };
 export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
 
 // The Store boundary: everything estate itself writes and reads back (the
@@ -344,6 +348,32 @@ export interface Series {
    * removed is counted by one of them. With `dryRun`, counts and changes nothing.
    */
   prune(series: SeriesName, before: Date, options?: { dryRun?: boolean }): Promise<SeriesPruneResult>;
+  /**
+   * A series over a range (DESIGN.md 7b): per bucket of the step
+   * (rangeStep: at most `query.points`, aligned to the epoch, oldest first,
+   * empty ones left out) the count, min, mean and max of each numeric field
+   * (or of `query.fields`), of every node's records or of `query.node`'s
+   * (disk: and `query.mount`'s), from the tier chooseTier picks: the raw
+   * records in `[fromMs, toMs)` (never reading records outside the range's
+   * stretch of the series), or the 1m / 1h rollups kept beside it, with
+   * their own retention (config `rollups.retention`), which also answer a
+   * range the raw series no longer holds. Both stores answer alike.
+   */
+  range(series: RangeSeries, query: RangeQuery): Promise<RangeAnswer>;
+  /**
+   * `estate rollups rebuild`: the rollups of `series` computed again from
+   * every raw record, the buckets older than the oldest raw record (what
+   * only the rollups hold) kept; their retention applied.
+   */
+  rebuildRollups(series: RangeSeries): Promise<RollupRebuild>;
+  /**
+   * What `estate serve` runs: the rollups built where missing, in the
+   * background, and kept current as records arrive, whoever writes them
+   * (data dir: a watcher on each raw log and a periodic look; PostgreSQL:
+   * a trigger does it in each insert's transaction, so this only applies
+   * the retention, hourly). `stop()` ends it.
+   */
+  followRollups(report: RollupReport): Promise<RollupFollower>;
 }
 
 export type StoreKind = 'data-dir' | 'postgres';

@@ -30,6 +30,9 @@
 //   in each insert's transaction (Series.nodes reads it, not the records).
 // - series_heartbeat: the heartbeat document (row id 1), merged under its
 //   row lock (postgres-series.ts).
+// - series_rollups, series_measure and the rollup triggers (version 5): the
+//   1-minute and 1-hour buckets of the range routes (DESIGN.md 7b), kept by a
+//   trigger in each insert's transaction, the rows stored before counted once.
 // - series_ts_time(ts) and an index on it per series table (version 4): the
 //   instant a row's `ts` names when it is an RFC 3339 date-time, NULL for
 //   any other text, so retention (Series.prune) finds the rows dated before
@@ -282,6 +285,83 @@ $f$;
 CREATE INDEX series_trends_time ON series_trends (series_ts_time(ts));
 CREATE INDEX series_disk_time ON series_disk (series_ts_time(ts));
 CREATE INDEX series_pulse_time ON series_pulse (series_ts_time(ts));
+`,
+  },
+  {
+    version: 5,
+    description: 'rollups of the trend points and disk snapshots (1-minute and 1-hour buckets) for the range routes, counted now for the rows already stored',
+    sql: `
+-- A JSON number as a double, NULL when a double cannot hold it (1e999, 1e-400).
+CREATE FUNCTION series_measure(value json) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+  SELECT CASE WHEN json_typeof(value) = 'number' AND abs(value::text::numeric) < 1e308 AND (value::text::numeric = 0 OR abs(value::text::numeric) > 1e-307)
+    THEN value::text::numeric::float8 END
+$f$;
+
+-- One row per series, tier, bucket, group (node, and mount for disk; '' when
+-- a record has none) and numeric field: the samples that hold the field, their
+-- sum, min and max. The field '' counts every sample of the bucket.
+CREATE TABLE series_rollups (
+  series text NOT NULL,
+  tier text NOT NULL,
+  bucket timestamptz NOT NULL,
+  node text NOT NULL,
+  mount text NOT NULL,
+  field text NOT NULL,
+  n bigint NOT NULL,
+  sum float8 NOT NULL,
+  min float8 NOT NULL,
+  max float8 NOT NULL,
+  PRIMARY KEY (series, tier, bucket, node, mount, field)
+);
+CREATE INDEX series_rollups_node ON series_rollups (series, tier, node, bucket);
+
+-- The rollup rows of some records of a series (rows of node, ts, record):
+-- what the trigger and a rebuild add.
+CREATE FUNCTION series_rollup_rows(series text, node text, ts text, record json)
+RETURNS TABLE (tier text, bucket timestamptz, node text, mount text, field text, value float8)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+  SELECT t.tier, to_timestamp(floor(extract(epoch FROM series_ts_time(ts)) / t.width) * t.width),
+    coalesce(node, ''),
+    CASE WHEN series = 'disk' AND json_typeof(record->'mount') = 'string' THEN record->>'mount' ELSE '' END,
+    v.field, v.value
+  FROM (VALUES ('1m', 60), ('1h', 3600)) AS t(tier, width)
+  CROSS JOIN LATERAL (
+    SELECT '' AS field, 0::float8 AS value
+    UNION ALL
+    SELECT e.key, series_measure(e.value) FROM json_each(record) e WHERE series_measure(e.value) IS NOT NULL
+  ) v
+  WHERE series_ts_time(ts) IS NOT NULL
+$f$;
+
+-- After each INSERT statement on trends or disk, in its transaction: the
+-- rollups of its rows, summed per bucket first, merged in (in one order, so
+-- concurrent writers wait, never deadlock).
+CREATE FUNCTION series_rollups_add() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO series_rollups AS r (series, tier, bucket, node, mount, field, n, sum, min, max)
+  SELECT TG_ARGV[0], x.tier, x.bucket, x.node, x.mount, x.field, count(*), sum(x.value), min(x.value), max(x.value)
+  FROM inserted i CROSS JOIN LATERAL series_rollup_rows(TG_ARGV[0], i.node, i.ts, i.record) x
+  GROUP BY x.tier, x.bucket, x.node, x.mount, x.field
+  ORDER BY x.tier, x.bucket, x.node, x.mount, x.field
+  ON CONFLICT (series, tier, bucket, node, mount, field) DO UPDATE
+    SET n = r.n + excluded.n, sum = r.sum + excluded.sum, min = least(r.min, excluded.min), max = greatest(r.max, excluded.max);
+  RETURN NULL;
+END
+$f$;
+CREATE TRIGGER series_trends_rollups AFTER INSERT ON series_trends REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION series_rollups_add('trends');
+CREATE TRIGGER series_disk_rollups AFTER INSERT ON series_disk REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION series_rollups_add('disk');
+
+-- The rows stored before this version, counted once (writes wait meanwhile).
+INSERT INTO series_rollups (series, tier, bucket, node, mount, field, n, sum, min, max)
+SELECT 'trends', x.tier, x.bucket, x.node, x.mount, x.field, count(*), sum(x.value), min(x.value), max(x.value)
+FROM series_trends s CROSS JOIN LATERAL series_rollup_rows('trends', s.node, s.ts, s.record) x
+GROUP BY x.tier, x.bucket, x.node, x.mount, x.field;
+INSERT INTO series_rollups (series, tier, bucket, node, mount, field, n, sum, min, max)
+SELECT 'disk', x.tier, x.bucket, x.node, x.mount, x.field, count(*), sum(x.value), min(x.value), max(x.value)
+FROM series_disk s CROSS JOIN LATERAL series_rollup_rows('disk', s.node, s.ts, s.record) x
+GROUP BY x.tier, x.bucket, x.node, x.mount, x.field;
 `,
   },
 ];

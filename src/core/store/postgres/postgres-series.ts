@@ -7,6 +7,8 @@ import type { HeartbeatOutcome } from '../../series/heartbeat-merge.ts';
 import { MAX_PARSED_STATE_BYTES, type StateDocument } from '../../state-files.ts';
 import type { IngestResult, Series, SeriesFilter, SeriesName } from '../store.ts';
 import { transaction, withinDeadline, type Sql, type TransactionSql } from './connect.ts';
+import type { RollupRetention } from '../../rollups/range-types.ts';
+import { postgresRollups } from './postgres-rollups.ts';
 
 // The series of DESIGN.md 7a in PostgreSQL (schema: migration 3 in
 // migrations.ts): trend points, disk snapshots and pulse entries one row per
@@ -115,7 +117,7 @@ function insertParameter(t: SeriesTable, records: readonly object[]): string {
 const sampleKey = (node: unknown, ts: unknown) => `${String(node)}\0${String(ts)}`;
 
 /** The Series of a PostgreSQL store; `store` names it in errors. */
-export function postgresSeries(sql: Sql, store: string): Series {
+export function postgresSeries(sql: Sql, store: string, retention: RollupRetention): Series {
   const insert = (tx: TransactionSql, series: SeriesName, records: readonly object[], unkeyed: 'dedupe' | 'keep' = 'keep') =>
     records.length === 0 ? Promise.resolve([]) : tx.unsafe(INSERT_TEXT[unkeyed][series], [insertParameter(TABLES[series], records)], { prepare: true });
 
@@ -145,6 +147,7 @@ export function postgresSeries(sql: Sql, store: string): Series {
   );
 
   return {
+    ...postgresRollups(sql, store, retention),
     appendSample: async (sample) => {
       await write(async (tx) => {
         await insert(tx, 'trends', [sample.trend]);
