@@ -21,6 +21,10 @@ const skip = browserSkip;
 const WAIT = { timeout: 30_000 };
 const XSS = '<img src=x onerror=alert(1)><script>alert(2)</script>';
 const ARTIFACTS = process.env.ESTATE_TEST_ARTIFACTS ?? path.join(ROOT, 'test-artifacts');
+// The page's globals, for the functions run in it (the tests' lib has no DOM; a string would be eval, which the page's CSP refuses).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any, location: any, sessionStorage: any, getComputedStyle: any;
+
 const PROTECTED = ['panel-nodes', 'panel-trends', 'panel-disk', 'panel-pulse', 'panel-builds', 'panel-events', 'panel-providers'];
 
 interface Watched {
@@ -50,15 +54,15 @@ async function open(t: TestContext, server: TestServer, options: { colorScheme?:
   return { page, problems, requests, statuses };
 }
 
-const ready = (page: Page) => page.waitForFunction("document.documentElement.dataset.ready === 'true'", null, WAIT);
+const ready = (page: Page) => page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, WAIT);
 const state = (page: Page, id: string) => page.locator(`#${id}`).getAttribute('data-state');
 const settled = (page: Page) =>
-  page.waitForFunction(`${JSON.stringify(PROTECTED)}.every((id) => (document.getElementById(id)?.dataset.state ?? 'loading') !== 'loading')`, null, WAIT);
+  page.waitForFunction((ids: string[]) => ids.every((id) => (document.getElementById(id)?.dataset.state ?? 'loading') !== 'loading'), PROTECTED, WAIT);
 
 async function useKey(page: Page, key: string): Promise<void> {
   await page.fill('#key-input', key);
   await page.click('#key-form button[type=submit]');
-  await page.waitForFunction("document.getElementById('panel-trends')?.dataset.state === 'ok'", null, WAIT);
+  await page.waitForFunction(() => document.getElementById('panel-trends')?.dataset.state === 'ok', null, WAIT);
   await settled(page);
 }
 
@@ -87,7 +91,7 @@ test('the dashboard shows every panel, protected ones once a key is typed, and a
 
   await useKey(page, key);
   for (const id of PROTECTED) assert.ok(['ok', 'empty'].includes((await state(page, id)) as string), `${id}: ${await state(page, id)}`);
-  assert.equal(await page.evaluate("sessionStorage.getItem('estate.api_key')"), key, 'kept in this tab only');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('estate.api_key')), key, 'kept in this tab only');
   assert.equal(await page.locator('#key-form').isHidden(), true);
 
   // Nodes: every node, the silent one marked stale; the highest disk past 95 % in the bad colour.
@@ -139,9 +143,9 @@ test('the dashboard in dark mode, on a phone\'s width, shows the same panels', {
   await page.goto(`${server.url}/dashboard`);
   await ready(page);
   await useKey(page, key);
-  const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   assert.equal(background, 'rgb(17, 20, 23)', 'the dark palette');
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 1, `the page fits the phone's width (${overflow}px wider)`);
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-dark-phone.png'), fullPage: true });
@@ -156,13 +160,13 @@ test('the view lives in the URL: a node, a window, a drag to zoom, another field
   await useKey(page, key);
 
   await page.click('#panel-nodes a[data-node="web-1"]');
-  await page.waitForFunction("new URL(location.href).searchParams.get('node') === 'web-1'", null, WAIT);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('node') === 'web-1', null, WAIT);
   await page.waitForSelector('#panel-trends figure[data-chart="load"]', WAIT);
   assert.deepEqual(await page.locator('#panel-trends figure[data-chart="load"] .u-legend .u-series:not(:first-child) .u-label').allInnerTexts(), ['load1', 'load5', 'load15']);
   assert.equal(await page.locator('#panel-nodes tr.selected th').innerText(), 'web-1');
 
   await page.click('button[data-preset="7d"]');
-  await page.waitForFunction("new URL(location.href).searchParams.get('range') === '7d'", null, WAIT);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('range') === '7d', null, WAIT);
   assert.equal(await page.locator('button[data-preset="7d"]').getAttribute('aria-pressed'), 'true');
 
   await page.selectOption('#panel-trends select', 'gpu_temp_c');
@@ -183,20 +187,22 @@ test('the view lives in the URL: a node, a window, a drag to zoom, another field
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
-  await page.waitForFunction("new URL(location.href).searchParams.has('from')", null, WAIT);
+  await page.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, WAIT);
   const url = new URL(page.url());
   const from = Date.parse(url.searchParams.get('from') as string);
   const to = Date.parse(url.searchParams.get('to') as string);
   assert.ok(from < to && to - from < 4 * 86_400_000, `a part of the 7 days: ${url.search}`);
   assert.equal(url.searchParams.get('range'), null);
-  await page.waitForFunction(`document.querySelectorAll('button.preset[aria-pressed="true"]').length === 0`, null, WAIT);
+  await page.waitForFunction(() => document.querySelectorAll('button.preset[aria-pressed="true"]').length === 0, null, WAIT);
 
   // The same fixed window again: the answers are unchanged, so the server answers 304.
   await settled(page);
   const before = statuses.length;
   await page.click('#refresh');
-  await page.waitForFunction(String.raw`/[1-9]\d* of \d+ answers unchanged/.test(document.querySelector('footer')?.textContent ?? '')`, null, WAIT);
+  await page.waitForFunction(() => /[1-9]\d* of \d+ answers unchanged/.test(document.querySelector('footer')?.textContent ?? ''), null, WAIT);
   const ranges = statuses.slice(before).filter((s) => new URL(s.url).pathname === '/trends/range');
-  assert.ok(ranges.length > 0 && ranges.every((s) => s.status === 304), JSON.stringify(ranges));
+  // (A read the drag started may still answer 200 after the click; the refresh's own reads are 304s.)
+  const last = new Map(ranges.map((r) => [r.url, r.status]));
+  assert.ok(last.size > 0 && [...last.values()].every((status) => status === 304), JSON.stringify(ranges));
   assert.deepEqual(problems, []);
 });
