@@ -51,10 +51,31 @@ export interface LogPage {
 
 type Listener = (records: JsonRecord[]) => void;
 
+/** The appends asked for by one call (`append`, `appendAll`): settled once all of them are, or at the first that fails. */
+interface PendingGroup {
+  results: AppendResult[];
+  left: number;
+  resolve: (results: AppendResult[]) => void;
+  reject: (err: unknown) => void;
+}
+
 interface Pending {
   request: AppendRequest;
-  resolve: (result: AppendResult) => void;
-  reject: (err: unknown) => void;
+  group: PendingGroup;
+  /** Its place in the group's results. */
+  index: number;
+}
+
+function settle(p: Pending, result: AppendResult | { error: unknown }): void {
+  const { group } = p;
+  if (group.left <= 0) return;
+  if ('error' in result) {
+    group.left = 0;
+    group.reject(result.error);
+    return;
+  }
+  group.results[p.index] = result;
+  if (--group.left === 0) group.resolve(group.results);
 }
 
 /** Appends waiting at once are written in batches of at most this many records (a hub's round of requests: tens of thousands of samples a minute, 75 disk snapshots a request). */
@@ -123,9 +144,21 @@ export class RecordLog {
   }
 
   /** Stores the record `request.create()` makes unless its key is taken; see AppendResult. */
-  append(request: AppendRequest): Promise<AppendResult> {
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#pending.push({ request, resolve, reject });
+  async append(request: AppendRequest): Promise<AppendResult> {
+    return (await this.appendAll([request]))[0] as AppendResult;
+  }
+
+  /**
+   * `append` of each request, in order, as if each were asked for alone
+   * (the first with a key creates it; a later one with that key, here or
+   * elsewhere, is a replay or a conflict), with one promise for them all:
+   * the results in the requests' order, or the first error.
+   */
+  appendAll(requests: readonly AppendRequest[]): Promise<AppendResult[]> {
+    if (!requests.length) return Promise.resolve([]);
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      const group: PendingGroup = { results: new Array<AppendResult>(requests.length), left: requests.length, resolve, reject };
+      for (let index = 0; index < requests.length; index++) this.#pending.push({ request: requests[index] as AppendRequest, group, index });
       this.#queueFlush();
     });
   }
@@ -290,16 +323,12 @@ export class RecordLog {
         { timeoutMs: this.#options.lockTimeoutMs },
       );
     } catch (err) {
-      batch.forEach((p) => p.reject(err));
+      for (const p of batch) settle(p, { error: err });
       return;
     } finally {
       this.#closeWriterWhenIdle();
     }
-    batch.forEach((p, i) => {
-      const result = results[i] as AppendResult | { error: unknown };
-      if ('error' in result) p.reject(result.error);
-      else p.resolve(result);
-    });
+    batch.forEach((p, i) => settle(p, results[i] as AppendResult | { error: unknown }));
   }
 
   /**

@@ -92,5 +92,7 @@ function settledOk(result: PromiseSettledResult<unknown>, caller: Caller): boole
 
 /** Appends each record unless a record with its key (recordKey) is stored (in `log` or earlier in `records`). */
 export function storeOnce(log: RecordLog, series: SeriesName, records: readonly JsonRecord[]): Promise<AppendResult[]> {
-  return Promise.all(records.map((record) => log.append({ key: recordKey(series, record), same: () => true, create: () => record })));
+  return log.appendAll(records.map((record) => ({ key: recordKey(series, record), same: always, create: () => record })));
 }
+
+const always = () => true;
