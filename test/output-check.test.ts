@@ -32,6 +32,7 @@ const schemas: Record<string, z.ZodType> = {
   record: z.object({ checks: z.record(z.string().min(1).max(8), z.strictObject({ status: z.enum(['ok', 'bad']), value: z.union([z.number(), z.array(z.string()).max(2)]).optional() })) }),
   figures: z.object({ ts: z.string(), n: z.number().min(0).optional() }).catchall(z.number()),
   ingest: ingestCreate.input.body as z.ZodType,
+  leafChecks: z.object({ s: z.string().min(2).max(3).regex(/^[a-z\u{1F600}]+$/u), g: z.string().regex(/a/g), n: z.number().min(0).lt(10), i: z.int().max(3) }),
 };
 
 /** A sample as a collector sends it, with some parts given. */
@@ -119,6 +120,19 @@ test('the compiled check agrees with zod on a table of answers', () => {
     ['figures', { ts: 't', more: 2.5, n: 1 }, false], // zod moves n before the extras
     ['figures', { ts: 't', more: 'x' }, false],
     ['figures', { ts: 't', n: -1 }, false],
+    // Bounds and patterns of strings and numbers, checked as zod does: a length in code points, a global pattern from its start.
+    ['leafChecks', { s: 'ab', g: 'a', n: 0, i: 3 }, true],
+    ['leafChecks', { s: '\u{1F600}', g: 'a', n: 9.5, i: 3 }, false], // two UTF-16 units, one code point
+    ['leafChecks', { s: '\u{1F600}\u{1F600}\u{1F600}', g: 'a', n: 9.5, i: 3 }, true], // six units, three code points
+    ['leafChecks', { s: 'a\u{1F600}', g: 'a', n: 9.5, i: 3 }, true],
+    ['leafChecks', { s: 'a', g: 'a', n: 0, i: 3 }, false],
+    ['leafChecks', { s: 'abcd', g: 'a', n: 0, i: 3 }, false],
+    ['leafChecks', { s: 'aB', g: 'a', n: 0, i: 3 }, false],
+    ['leafChecks', { s: 'ab', g: 'b', n: 0, i: 3 }, false],
+    ['leafChecks', { s: 'ab', g: 'a', n: -0.1, i: 3 }, false],
+    ['leafChecks', { s: 'ab', g: 'a', n: 10, i: 3 }, false],
+    ['leafChecks', { s: 'ab', g: 'a', n: 0, i: 2.5 }, false],
+    ['leafChecks', { s: 'ab', g: 'a', n: 0, i: 4 }, false],
     ['ingest', { samples: [sample()] }, true],
     ['ingest', { samples: [] }, false],
     ['ingest', { samples: [sample({ trend: { ts: 't', node: 'n', cpu_pct: 'high' } })] }, false],
@@ -189,6 +203,21 @@ test('the compiled check agrees with zod on samples sent to a hub, changed at ra
     { seed: 20_261_206, numRuns: 3000 },
   );
   assert.ok(agreed > 300 && refused > 300, `let through ${agreed}, refused by zod ${refused}`);
+});
+
+test('bounded strings and numbers agree with zod on random values, surrogates and all', () => {
+  const schema = z.object({ s: z.string().min(2).max(4).regex(/^[^\x00-\x1f]*$/), n: z.number().min(-1).lt(1) });
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 9 }), fc.string({ unit: 'grapheme', maxLength: 5 }), fc.constantFrom('\ud83d', '\ude00a', 'a\ud83d\ude00', '\ud83d\ude00\ud83d\ude00'));
+  let agreed = 0;
+  fc.assert(
+    fc.property(text, fc.oneof(fc.double(), fc.constantFrom(-1, 1, 0.999)), (s, n) => {
+      const { fast, zod } = compare(schema, { s, n });
+      assert.equal(fast, zod, JSON.stringify({ s, n }));
+      if (fast) agreed++;
+    }),
+    { seed: 20_261_207, numRuns: 3000 },
+  );
+  assert.ok(agreed > 100, `let through ${agreed}`);
 });
 
 test('a union of objects is left to zod: an earlier option may take a value by changing it', () => {

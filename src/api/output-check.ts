@@ -99,8 +99,59 @@ function compile(schema: z.ZodType): OutputCheck | undefined {
         return (v) => values.has(v);
       }
       if ((def.type === 'unknown' || def.type === 'any') && plain) return () => true;
-      return leaf(zod);
+      return checkedLeaf(def) ?? leaf(zod);
   }
+}
+
+/** The length of `text` in Unicode code points (a surrogate pair is one), as zod measures a string. */
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      count--;
+      i++;
+    }
+  }
+  return count;
+}
+
+/**
+ * A string or a number whose checks are all bounds (`.min`, `.max`; on a
+ * string, its length in code points) or, on a string, `.regex`, checked here
+ * as zod checks them (the pattern from lastIndex 0; inclusive bounds or not);
+ * undefined for any other check or format: zod's run decides.
+ */
+function checkedLeaf(def: Internals['def']): OutputCheck | undefined {
+  if ((def.type !== 'string' && def.type !== 'number') || (def as { format?: unknown }).format !== undefined) return undefined;
+  const tests: ((v: never) => boolean)[] = [];
+  for (const check of def.checks ?? []) {
+    const c = (check as { _zod: { def: { check: string; minimum?: unknown; maximum?: unknown; format?: unknown; pattern?: unknown; value?: unknown; inclusive?: boolean } } })._zod.def;
+    if (def.type === 'string' && c.check === 'min_length' && typeof c.minimum === 'number') {
+      const min = c.minimum;
+      // Fewer UTF-16 units than the floor never reach it, twice as many always do: only between is the count of code points needed.
+      tests.push((v: string) => v.length >= min && (v.length >= min * 2 || codePoints(v) >= min));
+    } else if (def.type === 'string' && c.check === 'max_length' && typeof c.maximum === 'number') {
+      const max = c.maximum;
+      tests.push((v: string) => v.length <= max || codePoints(v) <= max);
+    } else if (def.type === 'string' && c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp) {
+      const pattern = c.pattern;
+      tests.push((v: string) => {
+        pattern.lastIndex = 0;
+        return pattern.test(v);
+      });
+    } else if (def.type === 'number' && (c.check === 'greater_than' || c.check === 'less_than') && typeof c.value === 'number') {
+      const bound = c.value;
+      const inclusive = c.inclusive === true;
+      if (c.check === 'greater_than') tests.push(inclusive ? (v: number) => v >= bound : (v: number) => v > bound);
+      else tests.push(inclusive ? (v: number) => v <= bound : (v: number) => v < bound);
+    } else return undefined;
+  }
+  const type = def.type;
+  return (v) => {
+    if (type === 'string' ? typeof v !== 'string' : typeof v !== 'number' || !Number.isFinite(v)) return false;
+    for (let i = 0; i < tests.length; i++) if (!(tests[i] as (v: unknown) => boolean)(v)) return false;
+    return true;
+  };
 }
 
 /** zod's own run, accepted only when it hands back the value it was given. */
