@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { appendRecords } from '../src/core/jsonl/append-record.ts';
@@ -273,4 +273,102 @@ test('a page over 100 is kept while the log is unchanged: the same frozen page a
       assert.equal((await log.newest(120, where)).records[0]?.k, `own-${name}`);
     });
   }
+});
+
+// Appends go through a handle kept between them (RecordLog #openWriter) and
+// are indexed from the bytes written: each append must still go to the file
+// the path names now, be checked against its records, and leave the index
+// as a fresh read of the file would.
+test('appends follow the file the path names: replaced, cut short, removed, or a link in its place', async (t) => {
+  const dir = await tempDataDir(t);
+  const file = path.join(dir, 'a.jsonl');
+  const log = testLog(file);
+  assert.equal((await log.append(put('a'))).outcome, 'created');
+  // [case, the change, the key appended after it (with v: 2), its outcome, the keys in the file then]
+  const cases: [string, () => Promise<void>, string, 'created' | 'replayed' | 'conflict', string[]][] = [
+    [
+      'replaced (a prune renames a new file over it)',
+      async () => {
+        await writeFile(`${file}.new`, '{"k":"n1","id":"x"}\n');
+        await rename(`${file}.new`, file);
+      },
+      'n1',
+      'conflict',
+      ['n1'],
+    ],
+    ['replaced, then a new key', async () => {}, 'n2', 'created', ['n1', 'n2']],
+    ['cut short in place', () => writeFile(file, ''), 'n1', 'created', ['n1']],
+    ['removed', () => rm(file), 'r', 'created', ['r']],
+  ];
+  for (const [name, change, key, outcome, keys] of cases) {
+    await t.test(name, async () => {
+      await change();
+      assert.equal((await log.append(put(key, { v: 2 }))).outcome, outcome);
+      assert.deepEqual((await lines(file)).filter(Boolean).map((l) => (JSON.parse(l) as JsonRecord).k), keys);
+      assert.deepEqual((await log.newest(10)).records.map((r) => r.k), [...keys].reverse());
+    });
+  }
+  await t.test('a link in its place is refused, and nothing is written through it', async () => {
+    const outside = path.join(path.dirname(dir), `outside-${path.basename(dir)}.jsonl`);
+    await writeFile(outside, '');
+    t.after(() => rm(outside, { force: true }));
+    await rm(file);
+    await symlink(outside, file);
+    await assert.rejects(log.append(put('l')), /a\.jsonl in the data dir is a symbolic link/);
+    assert.equal(await readFile(outside, 'utf8'), '');
+  });
+});
+
+test('the index of what a log appended answers as a fresh read of the file does, with other writers and a torn line between', async (t) => {
+  const file = path.join(await tempDataDir(t), 'a.jsonl');
+  const log = testLog(file);
+  const heard: string[] = [];
+  for (let round = 0; round < 4; round++) {
+    const batch = Array.from({ length: 5 }, (_, i) => put(`k${round}-${i}`, { group: i % 2 ? 'odd' : 'even' }));
+    await Promise.all(batch.map((r) => log.append(r)));
+    if (round === 1) log.subscribe((records) => heard.push(...records.map((r) => r.k as string)));
+    // Another writer (without this log), and once a torn line, between this log's appends.
+    await appendFile(file, round === 2 ? '{"k":"torn",' : `${JSON.stringify({ k: `other-${round}`, group: 'odd' })}\n`);
+  }
+  await log.append(put('last', { group: 'odd' }));
+  const fresh = testLog(file);
+  for (const where of [undefined, { facet: 'group', value: 'odd' }, { facet: 'group', value: 'even' }]) {
+    assert.deepEqual(await log.newest(100, where), await fresh.newest(100, where), JSON.stringify(where));
+    assert.deepEqual(await log.since('start', 100, where), await fresh.since('start', 100, where));
+  }
+  assert.equal((await log.newest(100)).skipped, 1, 'the torn line is a line of its own, skipped');
+  assert.deepEqual((await log.find('id', (await fresh.newest(1)).records[0]?.id as string))?.k, 'last');
+  assert.deepEqual(heard, ['other-1', 'k2-0', 'k2-1', 'k2-2', 'k2-3', 'k2-4', 'k3-0', 'k3-1', 'k3-2', 'k3-3', 'k3-4', 'other-3', 'last']);
+});
+
+test('a log that indexes some fields takes its appended records for their lines only when a read of the line gives the same', async (t) => {
+  const file = path.join(await tempDataDir(t), 'fields.jsonl');
+  const fieldsLog = () =>
+    new RecordLog({
+      file,
+      // `group` absent or undefined reads as no group; written as undefined, the line has none.
+      accept: (r) => typeof r.k === 'string' && (r.group === undefined || typeof r.group === 'string'),
+      key: (r) => r.k as string,
+      facets: { group: (r) => (typeof r.group === 'string' ? r.group : 'none'), kind: (r) => typeof r.v },
+      fields: ['k', 'group', 'v'],
+    });
+  const log = fieldsLog();
+  assert.equal((await log.append(put('first'))).outcome, 'created');
+  const values: [string, unknown][] = [
+    ['string', 'text'],
+    ['number', 3.5],
+    ['minus zero', -0],
+    ['nested', { a: [1, { b: 2 }] }],
+    ['array', [1, 2]],
+    ['a date', new Date(0)],
+    ['undefined', undefined],
+    ['null', null],
+  ];
+  await Promise.all(values.map(([name, v], i) => log.append({ key: name, same: () => true, create: () => ({ k: name, group: i % 3 ? 'g' : undefined, v }) })));
+  const fresh = fieldsLog();
+  for (const where of [undefined, { facet: 'group', value: 'g' }, { facet: 'group', value: 'none' }, { facet: 'kind', value: 'object' }, { facet: 'kind', value: 'string' }, { facet: 'kind', value: 'undefined' }]) {
+    assert.deepEqual(await log.since('start', 100, where), await fresh.since('start', 100, where), JSON.stringify(where));
+  }
+  assert.deepEqual((await log.since('start', 100, { facet: 'kind', value: 'string' }))?.map((r) => r.k), ['string', 'a date']);
+  assert.deepEqual((await log.since('start', 100, { facet: 'group', value: 'none' }))?.map((r) => r.k), ['first', 'string', 'nested', 'undefined']);
 });

@@ -27,6 +27,8 @@ const FLAGS = {
   read: constants.O_RDONLY,
   /** Read and append, created (mode 0600) when missing. */
   append: constants.O_RDWR | constants.O_APPEND | constants.O_CREAT,
+  /** Read and append, only when the file is there (ENOENT otherwise). */
+  'append-existing': constants.O_RDWR | constants.O_APPEND,
 } as const;
 
 export type DataFileMode = keyof typeof FLAGS;

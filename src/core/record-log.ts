@@ -1,14 +1,15 @@
+import type { Stats } from 'node:fs';
 import { type FileHandle, lstat } from 'node:fs/promises';
 import { withFileLock } from './file-lock.ts';
 import { isNotFound } from './fs-errors.ts';
-import { appendRecords, ensureFolder } from './jsonl/append-record.ts';
-import { endsLineAt, facetPasses, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter, type FacetValue } from './jsonl/indexed-file.ts';
+import { type AppendedLines, appendRecordsTo, ensureFolder, openForAppend } from './jsonl/append-record.ts';
+import { endsLineAt, facetPasses, identityOf, IndexedFile, lastPositions, loadRecords, matching, type Cover, type FacetFilter, type FacetValue, type Look } from './jsonl/indexed-file.ts';
 import { BackwardLines, MORE } from './jsonl/read-lines-backward.ts';
 import type { IndexTally, LogIndex, LogIndexOptions } from './jsonl/log-index.ts';
 import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
 import { parseSharedRecord } from './jsonl/shared-records.ts';
-import { assertInsideDataDir, openDataFile } from './open-data-file.ts';
+import { assertInsideDataDir, openDataFile, openDataFileInfo } from './open-data-file.ts';
 
 export type { FacetFilter, FacetValue };
 
@@ -65,20 +66,43 @@ function firstAtOrAbove(list: { readonly length: number; at(index: number): numb
   return lo;
 }
 
-interface Pending {
-  request: AppendRequest;
-  resolve: (result: AppendResult) => void;
+/** The appends asked for by one call (`append`, `appendAll`): settled once all of them are, or at the first that fails. */
+interface PendingGroup {
+  results: AppendResult[];
+  left: number;
+  resolve: (results: AppendResult[]) => void;
   reject: (err: unknown) => void;
 }
 
-/** Appends waiting at once are written in batches of at most this many records. */
-const MAX_BATCH = 512;
+interface Pending {
+  request: AppendRequest;
+  group: PendingGroup;
+  /** Its place in the group's results. */
+  index: number;
+}
+
+function settle(p: Pending, result: AppendResult | { error: unknown }): void {
+  const { group } = p;
+  if (group.left <= 0) return;
+  if ('error' in result) {
+    group.left = 0;
+    group.reject(result.error);
+    return;
+  }
+  group.results[p.index] = result;
+  if (--group.left === 0) group.resolve(group.results);
+}
+
+/** Appends waiting at once are written in batches of at most this many records (a hub's round of requests: tens of thousands of samples a minute, 75 disk snapshots a request). */
+const MAX_BATCH = 4096;
 /** How many times a read opens the log again when the file was replaced under it. */
 const MAX_REOPEN = 3;
 /** Records read back kept for the next reads of an unchanged log (the newest pages, each group's newest): about 1 KB each. */
 const MAX_KEPT = 2048;
 /** Pages up to this long are answered from the index and the records kept when the log is unchanged. */
 const MAX_KEPT_PAGE = 100;
+/** The handle appends go through is closed after this long without one. */
+const WRITER_IDLE_MS = 2000;
 
 /**
  * An append-only JSONL log with an in-memory index, safe for many writers in
@@ -91,7 +115,10 @@ const MAX_KEPT_PAGE = 100;
  *   together: one write and one sync for the batch.
  * - The index learns only the bytes appended since it last looked; a file that
  *   shrank, was replaced (another inode) or no longer ends a line where the
- *   index stopped is read again from the start.
+ *   index stopped is read again from the start. What this log appends is
+ *   indexed from the bytes it wrote, not read back: the same bytes. The
+ *   handle appends go through is kept between them while the path still
+ *   names its file (checked under the lock each time), closed when idle.
  * - Lines that are not records (corrupt, torn by a crash) are skipped and
  *   counted; a partial last line is left until it ends.
  * - Every read sees every append acknowledged before it began. Reads run
@@ -111,6 +138,9 @@ export class RecordLog {
   readonly #lockFile: string;
   readonly #indexed: IndexedFile;
   #folderReady = false;
+  /** The log open for appends (#openWriter), with the identity (device and inode) of the file it has open. */
+  #writer: { handle: FileHandle; identity: string } | undefined;
+  #writerIdle: NodeJS.Timeout | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #pending: Pending[] = [];
   #flushQueued = false;
@@ -129,9 +159,21 @@ export class RecordLog {
   }
 
   /** Stores the record `request.create()` makes unless its key is taken; see AppendResult. */
-  append(request: AppendRequest): Promise<AppendResult> {
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#pending.push({ request, resolve, reject });
+  async append(request: AppendRequest): Promise<AppendResult> {
+    return (await this.appendAll([request]))[0] as AppendResult;
+  }
+
+  /**
+   * `append` of each request, in order, as if each were asked for alone
+   * (the first with a key creates it; a later one with that key, here or
+   * elsewhere, is a replay or a conflict), with one promise for them all:
+   * the results in the requests' order, or the first error.
+   */
+  appendAll(requests: readonly AppendRequest[]): Promise<AppendResult[]> {
+    if (!requests.length) return Promise.resolve([]);
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      const group: PendingGroup = { results: new Array<AppendResult>(requests.length), left: requests.length, resolve, reject };
+      for (let index = 0; index < requests.length; index++) this.#pending.push({ request: requests[index] as AppendRequest, group, index });
       this.#queueFlush();
     });
   }
@@ -308,32 +350,103 @@ export class RecordLog {
       await withFileLock(
         this.#lockFile,
         async (lock) => {
-          const fresh = await this.#withHandle(async (handle) => {
-            await this.#catchUp(handle);
-            return this.#decide(handle, batch, results);
-          });
+          // The file as it is now: the index caught up with what other processes appended.
+          const open = await this.#openWriter();
+          await this.#catchUp(open?.handle, open?.look);
+          const fresh = await this.#decide(open?.handle, batch, results);
           if (!fresh.length) return;
           await lock.check();
+          let handle = open?.handle;
+          let span: AppendedLines;
           try {
-            await appendRecords(this.file, fresh);
+            if (!handle) handle = await this.#createWriter();
+            const info = open?.look.info;
+            span = await appendRecordsTo(handle, this.file, fresh, info?.size, info !== undefined && this.#indexed.endsLineAt(info));
           } catch (err) {
             for (let i = 0; i < results.length; i++) if ((results[i] as AppendResult).outcome === 'created') results[i] = { error: err };
+            await this.#dropWriter();
             return;
           }
           // The records are on disk: a failure to index them now is repaired by the next catch-up.
-          await this.#withHandle((handle) => this.#catchUp(handle)).catch(() => {});
+          await this.#indexAppended(handle, span, fresh).catch(() => {});
         },
         { timeoutMs: this.#options.lockTimeoutMs },
       );
     } catch (err) {
-      batch.forEach((p) => p.reject(err));
+      for (const p of batch) settle(p, { error: err });
       return;
+    } finally {
+      this.#closeWriterWhenIdle();
     }
-    batch.forEach((p, i) => {
-      const result = results[i] as AppendResult | { error: unknown };
-      if ('error' in result) p.reject(result.error);
-      else p.resolve(result);
-    });
+    batch.forEach((p, i) => settle(p, results[i] as AppendResult | { error: unknown }));
+  }
+
+  /**
+   * The log open for reading and appending, for a flush under the writer
+   * lock, with its stat (taken right after a catch-up ticket); undefined
+   * when there is no file. The handle is kept between flushes and serves
+   * while the path names that very file (an lstat: the same device and
+   * inode, no link), so a flush costs an lstat, not an open, an fstat and a
+   * close; a log replaced (prune), removed or turned into a link is opened
+   * anew, and refused as openDataFile refuses.
+   */
+  async #openWriter(): Promise<{ handle: FileHandle; look: Look } | undefined> {
+    const ticket = this.#indexed.look();
+    let info: Stats;
+    try {
+      info = await lstat(this.file);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.#dropWriter();
+      return undefined;
+    }
+    const kept = this.#writer;
+    if (kept && kept.identity === identityOf(info) && info.isFile()) return { handle: kept.handle, look: { ticket, info } };
+    await this.#dropWriter();
+    let opened: { handle: FileHandle; info: Stats };
+    try {
+      opened = await openDataFileInfo(this.file, 'append-existing');
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    this.#writer = { handle: opened.handle, identity: identityOf(opened.info) };
+    return { handle: opened.handle, look: { ticket, info: opened.info } };
+  }
+
+  /** Creates the log (and its folder) for a first append, and keeps its handle. */
+  async #createWriter(): Promise<FileHandle> {
+    const handle = await openForAppend(this.file);
+    try {
+      this.#writer = { handle, identity: identityOf(await handle.stat()) };
+    } catch (err) {
+      await handle.close().catch(() => {});
+      throw err;
+    }
+    return handle;
+  }
+
+  async #dropWriter(): Promise<void> {
+    const kept = this.#writer;
+    this.#writer = undefined;
+    await kept?.handle.close().catch(() => {});
+  }
+
+  /** Closes the kept handle once no append came for WRITER_IDLE_MS: an idle log, pruned or removed, holds no old file open. */
+  #closeWriterWhenIdle(): void {
+    clearTimeout(this.#writerIdle);
+    if (!this.#writer) return;
+    this.#writerIdle = setTimeout(() => {
+      if (!this.#pending.length && !this.#flushQueued) void this.#exclusive(() => this.#dropWriter());
+    }, WRITER_IDLE_MS);
+    this.#writerIdle.unref();
+  }
+
+  /** Indexes the lines just appended from the bytes written (IndexedFile.appended), else by reading them back. */
+  async #indexAppended(handle: FileHandle, span: AppendedLines, records: readonly JsonRecord[]): Promise<void> {
+    const appeared = this.#indexed.appended(span.start, span.lines, await handle.stat(), this.#listeners.size > 0, records);
+    if (appeared === undefined) await this.#catchUp(handle);
+    else if (appeared.length) this.#announce(appeared);
   }
 
   /**
@@ -610,8 +723,8 @@ export class RecordLog {
   }
 
   /** Catches the index up and tells subscribers what appeared. */
-  async #catchUp(handle: FileHandle | undefined): Promise<void> {
-    const appeared = await this.#indexed.catchUp(handle, this.#listeners.size > 0);
+  async #catchUp(handle: FileHandle | undefined, look?: Look): Promise<void> {
+    const appeared = await this.#indexed.catchUp(handle, this.#listeners.size > 0, look);
     if (appeared.length) this.#announce(appeared);
   }
 

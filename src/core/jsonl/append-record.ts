@@ -13,6 +13,11 @@ export interface AppendedSpan {
   end: number;
 }
 
+/** `appendRecordsTo`'s span, with the bytes written from `start` to `end` (without the '\n' that ended a torn line first). */
+export interface AppendedLines extends AppendedSpan {
+  lines: Buffer;
+}
+
 /**
  * Appends `records` to a JSONL file as one write of `json\n…json\n`, then
  * fdatasync: when the promise resolves, the lines are
@@ -32,7 +37,8 @@ export interface AppendedSpan {
 export async function appendRecords(file: string, records: readonly JsonRecord[]): Promise<AppendedSpan> {
   const handle = await openForAppend(file);
   try {
-    return await appendRecordsTo(handle, file, records);
+    const { start, end } = await appendRecordsTo(handle, file, records);
+    return { start, end };
   } finally {
     await handle.close();
   }
@@ -42,13 +48,15 @@ export async function appendRecords(file: string, records: readonly JsonRecord[]
  * `appendRecords` through a handle `openForAppend` opened (a writer that
  * also reads the file, the same open for both); the caller closes it.
  * `size`, when given, is the file's size as the caller just saw it under
- * the lock (one fstat less).
+ * the lock (one fstat less); `endsLine`, that the caller knows the file
+ * ends a line there (it has read it to that end: one read less).
  */
-export async function appendRecordsTo(handle: FileHandle, file: string, records: readonly JsonRecord[], size?: number): Promise<AppendedSpan> {
+export async function appendRecordsTo(handle: FileHandle, file: string, records: readonly JsonRecord[], size?: number, endsLine = false): Promise<AppendedLines> {
   // JSON.stringify escapes every newline inside strings: one record is one line.
-  const lines = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  let lines = '';
+  for (const record of records) lines += `${JSON.stringify(record)}\n`;
   size ??= (await handle.stat()).size;
-  const torn = size > 0 && (await lastByte(handle, size)) !== NEWLINE;
+  const torn = size > 0 && !endsLine && (await lastByte(handle, size)) !== NEWLINE;
   const payload = Buffer.from(`${torn ? '\n' : ''}${lines}`, 'utf8');
   try {
     let written = 0;
@@ -64,7 +72,7 @@ export async function appendRecordsTo(handle: FileHandle, file: string, records:
     throw err;
   }
   if (size === 0) await syncDirectory(path.dirname(file));
-  return { start: size + (torn ? 1 : 0), end: size + payload.length };
+  return { start: size + (torn ? 1 : 0), end: size + payload.length, lines: torn ? payload.subarray(1) : payload };
 }
 
 /** Opens `file` for appending and reading, creating it (and its folder) when missing; never through a link (`openDataFile`). */

@@ -29,6 +29,12 @@ export function facetPasses(where: FacetFilter, value: string | undefined): bool
   return 'value' in where ? value === where.value : where.accepts(value);
 }
 
+/** A stat of the file a catch-up reads, taken by its caller right after `IndexedFile.look()` gave it `ticket`. */
+export interface Look {
+  ticket: number;
+  info: Stats;
+}
+
 /**
  * How far an index describes a file a reader holds open (`IndexedFile.cover`):
  * `index` knows every record that starts before byte `end` (the end of a
@@ -131,7 +137,7 @@ export class IndexedFile {
    * that appeared, when `collect`: none on the first read, and after a
    * rebuild only those the old index did not know (see isKnown).
    */
-  async catchUp(handle: FileHandle | undefined, collect: boolean): Promise<JsonRecord[]> {
+  async catchUp(handle: FileHandle | undefined, collect: boolean, seen?: Look): Promise<JsonRecord[]> {
     const appeared: JsonRecord[] = [];
     if (!handle) {
       if (this.#identity !== undefined || this.#offset > 0) this.#reset();
@@ -139,9 +145,14 @@ export class IndexedFile {
       this.#loaded = true;
       return appeared;
     }
-    const ticket = ++this.#tickets;
-    const info = await handle.stat();
+    const ticket = seen?.ticket ?? ++this.#tickets;
+    const info = seen?.info ?? (await handle.stat());
     const identity = identityOf(info);
+    // The file as the last catch-up left it (the same file, size and time of change): nothing to read.
+    if (this.#loaded && identity === this.#identity && info.size === this.#size && info.mtimeMs === this.#mtimeMs) {
+      this.#reading = ticket;
+      return appeared;
+    }
     let previous: LogIndex | undefined;
     if (identity !== this.#identity || info.size < this.#offset || !(await endsLineAt(handle, this.#offset))) {
       previous = this.#offset > 0 || this.#index.size ? this.#index : undefined;
@@ -179,20 +190,7 @@ export class IndexedFile {
         if (skipping || nl - start > MAX_LINE_BYTES) {
           this.#index.addLine(lineStart, bufStart + nl - lineStart, undefined);
           skipping = false;
-        } else {
-          // Only the fields the index reads, when it says which (and no subscriber wants whole records, nor the key: `whole`).
-          const scanned = this.#wanted && !announce ? scanFields(data, start, nl, this.#wanted) : undefined;
-          if (scanned === BLANK) {
-            // A blank line: neither a record nor skipped.
-          } else if (scanned && !this.#options.whole?.(scanned)) this.#index.addLine(bufStart + start, nl - start, scanned);
-          else {
-            const text = data.toString('utf8', start, nl);
-            if (text.trim()) {
-              const record = this.#index.addLine(bufStart + start, nl - start, parseRecord(text));
-              if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
-            }
-          }
-        }
+        } else this.#addLine(data, start, nl, bufStart, announce, previous, appeared);
         start = nl + 1;
         lineStart = bufStart + start;
       }
@@ -209,6 +207,66 @@ export class IndexedFile {
     return appeared;
   }
 
+  /**
+   * Indexes the lines this process just appended, from the bytes it wrote
+   * (`bytes`, complete lines, written at `start`), as `catchUp` would read
+   * them back: the same bytes, without reading them. Only when the index had
+   * read the file up to `start`, its end then (same file, no partial line):
+   * returns false otherwise, and then nothing changed (the caller catches up
+   * by reading). `after` is the file's stat after the write: when it shows
+   * no more than these bytes, the file counts as read as it is (`cover`'s
+   * `unchanged`); otherwise the next catch-up reads what follows.
+   */
+  appended(start: number, bytes: Buffer, after: Stats, collect: boolean, records?: readonly JsonRecord[]): JsonRecord[] | undefined {
+    const end = start + bytes.length;
+    if (!this.#loaded || this.#identity !== identityOf(after) || this.#offset !== start || this.#size !== start || this.#longTailEnd !== 0) return undefined;
+    if (after.size < end || (bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE)) return undefined;
+    const appeared: JsonRecord[] = [];
+    const announce = collect;
+    // The records the lines were written from (line i is JSON.stringify(records[i])) stand for their lines where the index would read the same of both.
+    const wanted = !announce && this.#options.fields;
+    let from = 0;
+    let i = 0;
+    for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, from), i++) {
+      const record = wanted ? records?.[i] : undefined;
+      if (nl - from > MAX_LINE_BYTES) this.#index.addLine(start + from, nl - from, undefined);
+      else if (record && wanted && readsAsWritten(record, wanted) && !this.#options.whole?.(record)) this.#index.addLine(start + from, nl - from, record);
+      else this.#addLine(bytes, from, nl, start, announce, undefined, appeared);
+      from = nl + 1;
+      this.#offset = start + from;
+    }
+    this.#offset = end;
+    this.#size = end;
+    // Another writer's bytes after these (it did not take the lock): the next catch-up reads them.
+    this.#mtimeMs = after.size === end ? after.mtimeMs : Number.NaN;
+    return appeared;
+  }
+
+  /** Indexes the complete line data[start, nl) (at file offset bufStart + start), as a catch-up reads it. */
+  #addLine(data: Buffer, start: number, nl: number, bufStart: number, announce: boolean, previous: LogIndex | undefined, appeared: JsonRecord[]): void {
+    // Only the fields the index reads, when it says which (and no subscriber wants whole records, nor the key: `whole`).
+    const scanned = this.#wanted && !announce ? scanFields(data, start, nl, this.#wanted) : undefined;
+    if (scanned === BLANK) return; // A blank line: neither a record nor skipped.
+    if (scanned && !this.#options.whole?.(scanned)) {
+      this.#index.addLine(bufStart + start, nl - start, scanned);
+      return;
+    }
+    const text = data.toString('utf8', start, nl);
+    if (!text.trim()) return;
+    const record = this.#index.addLine(bufStart + start, nl - start, parseRecord(text));
+    if (record && announce && !(previous && isKnown(previous, record))) appeared.push(record);
+  }
+
+  /** A ticket for a catch-up whose stat the caller takes next (`catchUp`'s `seen`). */
+  look(): number {
+    return ++this.#tickets;
+  }
+
+  /** Whether the index has read the file `info` describes to its very end, which ends a line (or is empty). */
+  endsLineAt(info: Stats): boolean {
+    return this.#loaded && this.#identity === identityOf(info) && this.#offset === info.size && this.#size === info.size;
+  }
+
   #reset(): void {
     this.#index = new LogIndex(this.#options);
     this.#offset = 0;
@@ -218,6 +276,39 @@ export class IndexedFile {
     this.#identity = undefined;
     this.#reading = undefined;
   }
+}
+
+/**
+ * Whether the `fields` of `record` (those an index reads) are what a read of
+ * its line, `JSON.stringify(record)`, gives back: each absent, or a string,
+ * a finite number other than -0, a boolean, null, or a plain object or array
+ * (no toJSON; the index reads only its type). A field that is undefined
+ * (left out of the line), NaN, a Date… is not: the line is read instead.
+ */
+function readsAsWritten(record: JsonRecord, fields: readonly string[]): boolean {
+  if (Object.getPrototypeOf(record) !== Object.prototype || typeof (record as { toJSON?: unknown }).toJSON === 'function') return false;
+  for (let f = 0; f < fields.length; f++) {
+    const name = fields[f] as string;
+    if (!Object.hasOwn(record, name)) continue;
+    const value = record[name];
+    switch (typeof value) {
+      case 'string':
+      case 'boolean':
+        continue;
+      case 'number':
+        if (!Number.isFinite(value) || Object.is(value, -0)) return false;
+        continue;
+      case 'object': {
+        if (value === null) continue;
+        const proto = Object.getPrototypeOf(value);
+        if ((proto !== Object.prototype && proto !== Array.prototype) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+        continue;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -232,7 +323,8 @@ function isKnown(previous: LogIndex, record: JsonRecord): boolean {
   return previous.mayHold(record);
 }
 
-function identityOf(info: Stats): string {
+/** A file's identity: its device and inode. */
+export function identityOf(info: Stats): string {
   return `${info.dev}:${info.ino}`;
 }
 

@@ -1,8 +1,7 @@
 import { dataPath } from '../data-files.ts';
-import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { recentRecords } from '../recent-records.ts';
-import type { AppendResult, RecordLog } from '../record-log.ts';
+import type { RecordLog } from '../record-log.ts';
 import { pruneLog } from '../retention/prune-log.ts';
 import { acceptOf } from '../series-records.ts';
 import { readStateDocument } from '../state-files.ts';
@@ -12,10 +11,10 @@ import { dataDirRange } from '../rollups/data-dir-range.ts';
 import { followRollups } from '../rollups/follow-rollups.ts';
 import type { RangeSeries, RollupRetention } from '../rollups/range-types.ts';
 import { rebuildRollups } from '../rollups/rebuild-rollups.ts';
-import { newestEntries } from './heartbeat-document.ts';
 import { mergeHeartbeat, restoreHeartbeat } from './heartbeat-merge.ts';
 import { heartbeatQueue } from './heartbeat-queue.ts';
-import { assertSeriesRecords, checkedSample, NODE, recordKey, restoreLog, seriesFacet, seriesLog } from './series-logs.ts';
+import { ingestRounds, storeOnce } from './ingest-rounds.ts';
+import { assertSeriesRecords, NODE, restoreLog, seriesFacet, seriesLog } from './series-logs.ts';
 
 const SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
 const RANGE_SERIES: readonly RangeSeries[] = ['trends', 'disk'];
@@ -30,13 +29,13 @@ const RANGE_SERIES: readonly RangeSeries[] = ['trends', 'disk'];
  * reads of one node or mount go through each log's index (series-logs.ts),
  * which reads back only the records of the answer. The hub's writes are
  * keyed appends: a sample known by its node and `ts` is stored once, also
- * against other processes writing the same files.
+ * against other processes writing the same files; the requests that arrive
+ * together are written together (ingest-rounds.ts).
  */
 export function indexedSeries(dataDir: string, retention: RollupRetention): Series {
   const log = logsOf(dataDir, seriesLog);
   const ranges = dataDirRange(dataDir, log, retention);
   const restoreInto = logsOf(dataDir, restoreLog);
-  const mergeNewest = heartbeatQueue(dataDir);
   return {
     appendSample: (sample) => appendSeries(dataDir, sample),
     mergeHeartbeat: (entry) => mergeHeartbeat(dataDir, entry),
@@ -49,16 +48,7 @@ export function indexedSeries(dataDir: string, retention: RollupRetention): Seri
       return { items: records, count: records.length, limit, skipped_lines: skipped };
     },
 
-    async ingest(samples) {
-      const parts = samples.map(checkedSample);
-      // Disks and pulse before the trend point, which says the sample is stored: a crash between them is completed when the sample is sent again.
-      await storeOnce(log('disk'), 'disk', parts.flatMap((p) => p.disks));
-      await storeOnce(log('pulse'), 'pulse', parts.map((p) => p.pulse));
-      const trends = await storeOnce(log('trends'), 'trends', parts.map((p) => p.trend));
-      const stored = trends.filter((r) => r.outcome === 'created').length;
-      if (samples.length) await mergeNewest(newestEntries(samples));
-      return { stored, duplicates: samples.length - stored };
-    },
+    ingest: ingestRounds(log, heartbeatQueue(dataDir)),
 
     async nodes() {
       const values = await Promise.all(SERIES.map((series) => log(series).facetValues(NODE)));
@@ -111,9 +101,4 @@ function logsOf(dataDir: string, make: (dataDir: string, series: SeriesName) => 
     if (!found) logs.set(series, (found = make(dataDir, series)));
     return found;
   };
-}
-
-/** Appends each record unless a record with its key (recordKey) is stored (in `log` or earlier in `records`). */
-function storeOnce(log: RecordLog, series: SeriesName, records: readonly JsonRecord[]): Promise<AppendResult[]> {
-  return Promise.all(records.map((record) => log.append({ key: recordKey(series, record), same: () => true, create: () => record })));
 }
