@@ -28,6 +28,14 @@ try {
   const init = spawnSync(process.execPath, [bin, 'init', dir], { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`estate init failed (npm run build first?): ${init.stderr}`);
   await writeDashboardEstate(dir, new Date());
+  for (const [task, board, who, title] of [
+    ['backup-2026-12-06', 'ops', 'cron', 'Nightly backup of the estate data dir'],
+    ['EST-412', 'infra', 'tinker', 'Rotate the hub\'s ingest keys'],
+    ['EST-415', 'garden', 'gardener', 'Publish the field notes index'],
+  ]) {
+    const done = spawnSync(process.execPath, [bin, 'work', 'complete', '--task-id', task, '--board', board, '--assignee', who, '--title', title, '--data-dir', dir], { encoding: 'utf8' });
+    if (done.status !== 0) throw new Error(`estate work complete failed: ${done.stderr}`);
+  }
   server = await startEstateServe(bin, dir, key);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: values.dark ? 'dark' : 'light', deviceScaleFactor: 1 });
@@ -35,7 +43,9 @@ try {
   await page.fill('#key-input', key);
   await page.click('#key-form button[type=submit]');
   await page.waitForFunction(() => ['panel-trends', 'panel-disk', 'panel-pulse'].every((id) => document.getElementById(id)?.dataset.state === 'ok'), null, { timeout: 30_000 });
-  await page.locator('#panel-pulse .seg[data-status="degraded"]').hover();
+  await page.locator('#panel-pulse .seg[data-status="degraded"]').focus();
+  // The header is sticky: a full-page picture is taken from the top.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: values.out, fullPage: true });
   console.log(`wrote ${path.relative(process.cwd(), values.out)}`);
 } finally {
