@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { operations } from '../src/api/operations/index.ts';
 import { BIN, cliEnv } from './helpers/cli.ts';
-import { DEMO_FIXTURE, tempDataDir } from './helpers/data-dir.ts';
+import { DEMO_FIXTURE, liveDemoDataDir, tempDataDir } from './helpers/data-dir.ts';
 import { startAnswering, startFakeForge, startHanging } from './helpers/fake-upstreams.ts';
 import { newKey, startServer } from './helpers/server.ts';
 import { PATIENCE_MS } from './helpers/wait-until.ts';
@@ -15,7 +15,7 @@ const LOCAL_SECTIONS = ['pulse', 'trends', 'disk', 'builds', 'events', 'work', '
 
 /** The demo estate with its external sources replaced by `sources`. */
 async function demoWith(t: Parameters<typeof tempDataDir>[0], sources: object) {
-  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const dir = await liveDemoDataDir(t);
   const config = JSON.parse(await readFile(path.join(dir, 'estate.config.json'), 'utf8')) as Record<string, unknown>;
   delete config.forge;
   delete config.providers;
