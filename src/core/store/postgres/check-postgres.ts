@@ -30,6 +30,9 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   series_pulse: ['SELECT', 'INSERT', 'DELETE'],
   series_nodes: ['SELECT', 'INSERT', 'DELETE'],
   series_heartbeat: ['SELECT', 'INSERT', 'UPDATE'],
+  // The rollups of the range routes (version 5): kept by the trigger of each insert into trends and disk, as the role
+  // that inserts; their retention deletes.
+  series_rollups: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */
