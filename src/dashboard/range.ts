@@ -1,25 +1,13 @@
 import uPlot from 'uplot';
 import { query } from './api.ts';
+import type { RangeAnswer } from '../core/rollups/range-types.ts';
 import type { Line } from './charts.ts';
 
 // The answers of GET /trends/range and /disk/range (DESIGN.md 7b), and what
 // the charts make of them.
 
-export interface Bucket {
-  ts: string;
-  count: number;
-  min: Record<string, number>;
-  mean: Record<string, number>;
-  max: Record<string, number>;
-}
-
-export interface RangeAnswer {
-  from: string;
-  to: string;
-  step_s: number;
-  tier: string;
-  items: Bucket[];
-}
+/** The answer shapes are the server's own (type-only: nothing of core is bundled). */
+export type { RangeAnswer, RangeItem as Bucket } from '../core/rollups/range-types.ts';
 
 /** The path of a range read of `series` over the window. */
 export function rangePath(series: 'trends' | 'disk', window: { from: number; to: number }, options: { node?: string; mount?: string; fields?: string[]; points: number }): string {
