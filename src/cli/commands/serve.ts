@@ -46,7 +46,10 @@ export function serveCommand(io: CliIO): Command {
   addDataDirOptions(cmd);
   cmd.addHelpText(
     'after',
-    '\nWith collect.retention in the config, the server prunes the series it serves\n' +
+    '\nIt serves a dashboard at /dashboard (nodes, charts over any window, the pulse,\n' +
+      'builds, events and the live work feed): open it in a browser and paste an API\n' +
+      'key once (estate keys create --user dash --scope read: a key that only reads).\n' +
+      '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
       'with or without --collect; its log says collect_pruned with what was dropped.\n' +
       '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
