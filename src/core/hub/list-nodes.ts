@@ -2,26 +2,14 @@ import { diskUsedPct } from '../disk-usage.ts';
 import { heartbeatNodes, type HeartbeatNode } from '../events.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { Series } from '../store/store.ts';
+import type { NodeSummary } from './node-summary.ts';
+
+export type { NodeSummary };
 
 // The estate at a glance (`GET /nodes`, `estate nodes`; DESIGN.md 7a): every
 // node the heartbeat or the series know, with its latest figures. Per node a
 // few reads from the newest end of its own records (Series.newest with
 // `node`), never a scan of a log.
-
-export interface NodeSummary {
-  name: string;
-  /** The later of its heartbeat's `last_seen` and its newest trend point's `ts`; null when neither says. */
-  last_seen: string | null;
-  /** No sample for `stale_after_s` (or never one). */
-  stale: boolean;
-  /** The latest pulse's status, else the heartbeat's; null when neither says. */
-  status: string | null;
-  cpu_pct: number | null;
-  mem_used_pct: number | null;
-  load1: number | null;
-  /** The highest `used_bytes / (used_bytes + free_bytes) × 100` (as `df` shows) among the file systems of its newest snapshots. */
-  disk_used_pct: number | null;
-}
 
 export interface NodeList {
   items: NodeSummary[];

@@ -1,18 +1,10 @@
+import type { NodeSummary as NodeRow } from '../../core/hub/node-summary.ts';
 import type { Answer, Api } from '../api.ts';
 import { el, replace, type Child } from '../dom.ts';
 import type { View } from '../view.ts';
 
-/** One node of GET /nodes. */
-export interface NodeRow {
-  name: string;
-  last_seen: string | null;
-  stale: boolean;
-  status: string | null;
-  cpu_pct: number | null;
-  mem_used_pct: number | null;
-  load1: number | null;
-  disk_used_pct: number | null;
-}
+/** One node of GET /nodes: the server's own type (type-only, nothing of core is bundled). */
+export type { NodeRow };
 
 /** What every panel is refreshed with. */
 export interface PanelContext {
