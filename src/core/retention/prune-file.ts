@@ -13,6 +13,8 @@ const COPY_BYTES = 64 * 1024;
 const LATE_WRITE_MS = 250;
 /** Rewrites for late lines (see pruneFile) before the last ones are simply appended. */
 const MAX_ROUNDS = 8;
+/** Looks for bytes appended meanwhile before a rename goes ahead (the rest are late lines: see pruneFile). */
+const MAX_LOOKS = 64;
 
 export interface PruneCounts {
   /** Lines read that were kept, the undated ones included. */
@@ -86,18 +88,24 @@ export async function pruneFile(file: string, cutoff: Date, options: PruneOption
           for (let round = 1; ; round++) {
             await out.handle.chmod(mode);
             await lock.check();
-            // Synced with nothing left to copy, the rename follows the last look at once (no await between them).
-            let settled = false;
+            // What is copied so far is synced before the chase; the chase copies only what writers without
+            // the lock append meanwhile (no sync in it, so it keeps up with them), and the rename follows its
+            // last look at once (no await between them). A chase cut short at MAX_LOOKS leaves late lines,
+            // which the next round puts in place.
+            await out.handle.sync();
             let written = 0;
-            while (!settled) {
-              await out.handle.sync();
+            for (let look = 1; ; look++) {
+              copied = await catchUp(source, out.handle, copied);
               // The size of the new file at the rename: writers append to it from then on.
               written = fstatSync(out.handle.fd).size;
-              settled = fstatSync(source.fd).size === copied;
-              if (settled) renameSync(out.path, file);
-              else copied = await catchUp(source, out.handle, copied);
+              if (fstatSync(source.fd).size === copied || look >= MAX_LOOKS) {
+                renameSync(out.path, file);
+                break;
+              }
             }
             out.renamed = true;
+            // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
+            await out.handle.sync();
             await syncFolder(path.dirname(file));
             const late = await lateEnd(source, copied);
             if (late === undefined) break;
