@@ -12,12 +12,27 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d
  */
 export function rfc3339Ms(value: unknown): number {
   if (typeof value !== 'string' || !RFC3339.test(value)) return Number.NaN;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) return ms;
-  // Date.parse rolls a 30 February over into March: the date must read back as written.
-  const [y, m, d] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
-  return d >= 1 && d <= days && m >= 1 && m <= 12 ? ms : Number.NaN;
+  // Date.parse rolls a 30 February over into March: the date must be one (the pattern fixed its digits' places).
+  const y = digits(value, 0, 4);
+  const m = digits(value, 5, 2);
+  const d = digits(value, 8, 2);
+  if (m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) return Number.NaN;
+  return Date.parse(value);
+}
+
+/** The number written by the `count` ASCII digits of `text` at `at` (checked by the caller's pattern). */
+function digits(text: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) n = n * 10 + text.charCodeAt(i) - 48;
+  return n;
+}
+
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The days of month `m` (1-12) of year `y`, in the proleptic Gregorian calendar Date uses. */
+function daysIn(y: number, m: number): number {
+  if (m !== 2) return DAYS[m - 1] as number;
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
 }
 
 const DURATION = /^([1-9][0-9]{0,6})([smhd])$/;

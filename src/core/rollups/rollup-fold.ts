@@ -11,9 +11,9 @@ export function groupOf(series: RangeSeries, record: JsonRecord): { node?: strin
   return group;
 }
 
-/** One text per group and bucket, no two alike. */
+/** One text per group and bucket, no two alike (the node's length before it, so no node and mount run together; the mount, last, needs none). */
 function bucketKey(b: number, node: string | undefined, mount: string | undefined): string {
-  return JSON.stringify([b, node ?? null, mount ?? null]);
+  return `${b} ${node === undefined ? '-' : `${node.length}:${node}`} ${mount === undefined ? '-' : `:${mount}`}`;
 }
 
 /**
