@@ -114,7 +114,16 @@ test('prune without --older-than uses collect.retention from the config; a bad o
   assert.equal(flag.json.older_than, '1s');
 });
 
-/** A child appending lines to `file` one at a time (open O_APPEND, one write, close), every other one dated long ago, until told to stop on stdin. */
+/**
+ * A child appending lines to `file` one at a time (open O_APPEND, one write,
+ * close), every other one dated long ago, until told to stop on stdin. With
+ * the lock it appends as fast as it can. Without, it pauses about 1 ms
+ * between lines (1,000 a second; a collector writes one every 10 s): a
+ * writer without the lock appending flat out catches every rename midway (a
+ * rename takes long enough for dozens of its lines), so its late lines
+ * outlast pruneFile's rounds and are appended out of place, as its contract
+ * says.
+ */
 function startAppender(t: { after: (fn: () => unknown) => void }, file: string, name: string, locked: boolean) {
   const lockImport = JSON.stringify(new URL(`file://${path.join(ROOT, 'src', 'core', 'file-lock.ts')}`).href);
   const script = `
@@ -127,7 +136,7 @@ function startAppender(t: { after: (fn: () => unknown) => void }, file: string, 
       const text = JSON.stringify({ ts: i % 2 ? ${JSON.stringify(OLD)} : new Date().toISOString(), w: ${JSON.stringify(name)}, i }) + '\\n';
       ${locked ? `await withFileLock(${JSON.stringify(`${file}.lock`)}, async () => write(text));` : 'write(text);'}
       if (i === 1) process.stdout.write('started\\n');
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => ${locked ? 'setImmediate(r)' : 'setTimeout(r, 1)'});
       if (stop) { process.stdout.write('wrote ' + (i + 1) + '\\n'); break; }
     }
     process.stdin.destroy();
@@ -244,4 +253,78 @@ test('trends --watch sees a prune, then appends to the new file', async (t) => {
     docs.map((d) => d.items.map((i) => i.cpu)),
     [[2, 1], [2], [3, 2]],
   );
+});
+
+test('two prunes of one log at once both succeed, and every recent line, including those appended meanwhile, is there once, in order', async (t) => {
+  const dir = await tempDataDir(t);
+  const trends = path.join(dir, 'trends.jsonl');
+  // Old and recent lines interleaved, enough that the two copies overlap.
+  const lines: string[] = [];
+  for (let i = 0; i < 40_000; i++) lines.push(line({ ts: i % 2 ? OLD : recent(), w: 'history', i, pad: 'x'.repeat(60) }));
+  await writeFile(trends, lines.join(''));
+  const appender = startAppender(t, trends, 'locked', true);
+  await appender.started();
+  const prunes = await Promise.all([1, 2].map(() => runEstate(['prune', '--older-than', '1d', '--log', 'trends', '--json', '--data-dir', dir])));
+  for (const r of prunes) assert.equal(r.code, 0, r.stderr);
+  const [wrote] = await Promise.all([appender.stop()]);
+  const last = await runEstate(['prune', '--older-than', '1d', '--log', 'trends', '--data-dir', dir]);
+  assert.equal(last.code, 0, last.stderr);
+
+  const records = (await readFile(trends, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { ts: string; w: string; i: number });
+  assert.ok(records.every((r) => r.ts !== OLD));
+  assert.deepEqual(
+    records.filter((r) => r.w === 'history').map((r) => r.i),
+    Array.from({ length: 20_000 }, (_, i) => 2 * i),
+    'the recent history, once, in order',
+  );
+  assert.deepEqual(
+    records.filter((r) => r.w === 'locked').map((r) => r.i),
+    Array.from({ length: wrote as number }, (_, i) => i).filter((i) => i % 2 === 0),
+    'every recent line appended meanwhile, once, in order',
+  );
+  assert.deepEqual((await readdir(dir)).filter((name) => name.endsWith('.prune.tmp')), [], 'no temp file left');
+});
+
+test('prune reads and copies the log before it takes the writer lock, which it holds only for the rename', async (t) => {
+  const dir = await tempDataDir(t);
+  const trends = path.join(dir, 'trends.jsonl');
+  await writeFile(trends, line({ ts: OLD, n: 1 }) + line({ ts: recent(), n: 2 }) + line({ ts: recent(), n: 3 }));
+  // Another writer holds the log's lock until told to let go.
+  const lockImport = JSON.stringify(new URL(`file://${path.join(ROOT, 'src', 'core', 'file-lock.ts')}`).href);
+  const holder = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `const { withFileLock } = await import(${lockImport});
+       await withFileLock(${JSON.stringify(`${trends}.lock`)}, async () => {
+         process.stdout.write('held\\n');
+         await new Promise((r) => process.stdin.once('data', r));
+       }, { timeoutMs: 60_000 });
+       process.stdin.destroy();`,
+    ],
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  t.after(() => holder.kill('SIGKILL'));
+  let held = '';
+  holder.stdout.setEncoding('utf8').on('data', (c: string) => (held += c));
+  await waitUntil('the lock is held', () => held.includes('held'));
+
+  const prune = runEstate(['prune', '--older-than', '1d', '--log', 'trends', '--json', '--data-dir', dir]);
+  // While the lock is held, the kept lines are already in the prune's temp file; the log is untouched.
+  const kept = line({ ts: '', n: 2 }).length;
+  await waitUntil('the kept lines copied to the temp file while the lock is held', async () => {
+    const temps = (await readdir(dir)).filter((name) => name.endsWith('.prune.tmp'));
+    return temps.length === 1 && (await stat(path.join(dir, temps[0] as string))).size >= kept;
+  });
+  assert.match(await readFile(trends, 'utf8'), /"n":1/);
+  await writeFile(trends, line({ ts: recent(), n: 4 }), { flag: 'a' });
+  holder.stdin.write('go\n');
+  const r = await prune;
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.logs.trends.dropped, 1);
+  const after = (await readFile(trends, 'utf8')).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { n: number }).n);
+  assert.deepEqual(after, [2, 3, 4], 'the line appended while the prune waited is kept, after the others');
 });

@@ -34,8 +34,9 @@ export function pruneCommand(io: CliIO): Command {
     .option('--store <url>', 'where the series are kept: a postgres:// URL, or data-dir (default: $ESTATE_STORE, else the config\'s store, else the data dir)')
     .addHelpText(
       'after',
-      '\nEach log is rewritten under its writer lock (<file>.lock), atomically: readers see\n' +
-        'the old file or the new one. A log that does not exist has nothing to drop.\n' +
+      '\nEach log is rewritten atomically (readers see the old file or the new one), its\n' +
+        'copy made before its writer lock (<file>.lock) is taken for the rename, so writers\n' +
+        'wait milliseconds, not for the copy. A log that does not exist has nothing to drop.\n' +
         'With a PostgreSQL store, trends, disk and pulse are its tables: their rows dated\n' +
         'before the cutoff are deleted (a ts that is not an RFC 3339 date-time is kept);\n' +
         'builds stays a file of the data dir.\n' +

@@ -23,7 +23,7 @@ export function prunedAtFile(dataDir: string): string {
  * server) has in the last RETENTION_EVERY_MS. The time is kept in
  * `collect/pruned-at`, read and written under its lock, so of several
  * processes due at once one prunes and the others see its time. Each series
- * is pruned through `store.series.prune` (data dir: under the log's lock, a
+ * is pruned through `store.series.prune` (data dir: renamed under the log's lock, a
  * log with nothing older than the cutoff read once and not rewritten;
  * PostgreSQL: through the time index, concurrent prunes splitting the rows).
  * Answers what each series dropped, or undefined when it was not due.

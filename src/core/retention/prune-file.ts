@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { fstatSync, renameSync } from 'node:fs';
+import { fstatSync, lstatSync, readSync, renameSync, writeSync } from 'node:fs';
 import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { withFileLock } from '../file-lock.ts';
+import { EstateError } from '../../errors.ts';
+import { type HeldLock, withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { assertInsideDataDir, openDataFile } from '../open-data-file.ts';
 import { readLinesForward } from './read-lines-forward.ts';
@@ -13,8 +14,10 @@ const COPY_BYTES = 64 * 1024;
 const LATE_WRITE_MS = 250;
 /** Rewrites for late lines (see pruneFile) before the last ones are simply appended. */
 const MAX_ROUNDS = 8;
-/** Looks for bytes appended meanwhile before a rename goes ahead (the rest are late lines: see pruneFile). */
+/** Looks for bytes appended meanwhile before a rename goes ahead (the rest are late lines: see pruneFile and chaseSync). */
 const MAX_LOOKS = 64;
+/** Prunes begun again when the log was replaced (by another prune) while its copy was made. */
+const MAX_ATTEMPTS = 3;
 
 export interface PruneCounts {
   /** Lines read that were kept, the undated ones included. */
@@ -31,6 +34,7 @@ export interface PruneCounts {
 export interface PruneOptions {
   /** Count what would be dropped; change nothing and take no lock. */
   dryRun?: boolean;
+  /** How long to wait for the log's writer lock, each time it is taken (file-lock.ts; default 10 s). */
   lockTimeoutMs?: number;
 }
 
@@ -43,94 +47,156 @@ export function logLockFile(file: string): string {
  * Removes the lines of the JSONL log `file` dated before `cutoff` (their
  * `ts`), keeping every other line, in order. Contract:
  *
- * - Runs under the log's writer lock (`logLockFile`), so an estate writer
- *   waits for it.
  * - The file is read one chunk at a time, never whole; kept lines go to a
  *   temp file beside it, which is synced and renamed over the log, then the
  *   folder is synced: a reader sees the old file or the new one, never a
  *   part of one.
+ * - The long work (reading the log, writing the temp file, syncing it) is
+ *   done without the log's writer lock (`logLockFile`); the lock is held
+ *   only to copy what was appended meanwhile and rename, so an estate writer
+ *   waits for the bytes appended during the copy, not for the copy. A log
+ *   replaced meanwhile (another prune) is pruned again from its start, at
+ *   most MAX_ATTEMPTS times.
  * - Lines that cannot be dated are kept, and so is a last line with no
  *   newline (torn, or being written), byte for byte.
- * - Bytes appended by writers that take no lock (O_APPEND) while the prune
- *   copies are copied too, until the file stops growing, before the rename.
- *   Lines such a writer appends to the old file in the instant of the
- *   rename (it opened the file just before), seen LATE_WRITE_MS after the
- *   rename, are put where the rename was, before what was
+ * - Bytes appended by writers that take no lock (O_APPEND) are copied too,
+ *   until the file stops growing, right before the rename. Lines such a
+ *   writer appends to the old file in the instant of the rename (it opened
+ *   the file just before), seen LATE_WRITE_MS after the rename (waited for
+ *   without the lock), are put where the rename was, before what was
  *   appended to the new file since, by one more rewrite (and so on, at most
  *   MAX_ROUNDS times; then they are appended). A writer that keeps the file
  *   open across a prune, or pauses longer, writes on into the old, unlinked
  *   file: writers should take the lock, or open the log for each append.
- * - When nothing is dated before the cutoff, the file is left as it is.
+ * - When nothing is dated before the cutoff, the file is left as it is, and
+ *   no lock is taken.
  * - A missing log is nothing to prune (zero counts).
  */
 export async function pruneFile(file: string, cutoff: Date, options: PruneOptions = {}): Promise<PruneCounts> {
   await assertInsideDataDir(file);
   if (options.dryRun) return withOpenLog(file, async (handle, size) => (await scan(handle, size, cutoff)).counts);
-  return withFileLock(
-    logLockFile(file),
-    (lock) =>
-      withOpenLog(file, async (handle, size) => {
-        const mode = (await handle.stat()).mode & 0o7777;
-        const temps: { path: string; handle: FileHandle; renamed: boolean }[] = [];
-        const newTemp = async () => {
-          const temp = { path: tempPath(file), handle: undefined as unknown as FileHandle, renamed: false };
-          temp.handle = await open(temp.path, 'wx+', mode);
-          temps.push(temp);
-          return temp;
-        };
-        try {
-          let out = await newTemp();
-          const scanned = await scan(handle, size, cutoff, out.handle);
-          if (!scanned.counts.dropped) return scanned.counts;
-          // The torn last line, and whatever writers without the lock appended since.
-          let source = handle;
-          let copied = await catchUp(source, out.handle, scanned.linesEnd);
-          for (let round = 1; ; round++) {
-            await out.handle.chmod(mode);
-            await lock.check();
-            // What is copied so far is synced before the chase; the chase copies only what writers without
-            // the lock append meanwhile (no sync in it, so it keeps up with them), and the rename follows its
-            // last look at once (no await between them). A chase cut short at MAX_LOOKS leaves late lines,
-            // which the next round puts in place.
-            await out.handle.sync();
-            let written = 0;
-            for (let look = 1; ; look++) {
-              copied = await catchUp(source, out.handle, copied);
-              // The size of the new file at the rename: writers append to it from then on.
-              written = fstatSync(out.handle.fd).size;
-              if (fstatSync(source.fd).size === copied || look >= MAX_LOOKS) {
-                renameSync(out.path, file);
-                break;
-              }
-            }
-            out.renamed = true;
-            // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
-            await out.handle.sync();
-            await syncFolder(path.dirname(file));
-            const late = await lateEnd(source, copied);
-            if (late === undefined) break;
-            if (round >= MAX_ROUNDS) {
-              await appendRange(source, file, copied, late);
-              break;
-            }
-            // Lines written to the old file after the last look go where the rename was, before what was appended since: one more round.
-            const next = await newTemp();
-            await copyRange(out.handle, next.handle, 0, written);
-            await copyRange(source, next.handle, copied, late);
-            source = out.handle;
-            copied = await catchUp(source, next.handle, written);
-            out = next;
-          }
-          return { ...scanned.counts, bytesAfter: (await stat(file)).size };
-        } finally {
-          for (const temp of temps) {
-            await temp.handle.close();
-            if (!temp.renamed) await unlink(temp.path).catch(() => {});
-          }
+  for (let attempt = 1; ; attempt++) {
+    const counts = await pruneOnce(file, cutoff, options);
+    if (counts) return counts;
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new EstateError('unavailable', `the log ${path.basename(file)} was replaced ${attempt} times while it was being pruned; try again`, {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  }
+}
+
+/** One prune of `file`: its counts, or undefined when the log was replaced by another before the first rename (try again). */
+function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<PruneCounts | undefined> {
+  return withOpenLog(file, async (handle, size) => {
+    const mode = (await handle.stat()).mode & 0o7777;
+    const temps: { path: string; handle: FileHandle; renamed: boolean }[] = [];
+    const newTemp = async () => {
+      const temp = { path: tempPath(file), handle: undefined as unknown as FileHandle, renamed: false };
+      temp.handle = await open(temp.path, 'wx+', mode);
+      temps.push(temp);
+      return temp;
+    };
+    const locked = <T>(fn: (lock: HeldLock) => Promise<T>) => withFileLock(logLockFile(file), fn, { timeoutMs: options.lockTimeoutMs });
+    try {
+      let out = await newTemp();
+      const scanned = await scan(handle, size, cutoff, out.handle);
+      if (!scanned.counts.dropped) return scanned.counts;
+      // The torn last line, and what was appended since, before the lock; what is copied so far is synced.
+      let source = handle;
+      let copied = await catchUp(source, out.handle, scanned.linesEnd);
+      await out.handle.sync();
+      for (let round = 1; ; round++) {
+        const renamed = await locked(async (lock) => {
+          if (!isFileAt(source, file)) return undefined;
+          await out.handle.chmod(mode);
+          // What writers appended while the lock was free, then a last check and sync; the chase that follows
+          // copies only what writers without the lock append meanwhile, and the rename follows its last look.
+          copied = await catchUp(source, out.handle, copied);
+          await lock.check();
+          await out.handle.sync();
+          copied = chaseSync(source.fd, out.handle.fd, copied);
+          // The size of the new file at the rename: writers append to it from then on.
+          const written = fstatSync(out.handle.fd).size;
+          renameSync(out.path, file);
+          out.renamed = true;
+          // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
+          await out.handle.sync();
+          await syncFolder(path.dirname(file));
+          return { written };
+        });
+        if (!renamed) {
+          // Replaced before our first rename: prune the new log from its start. Replaced after it (by another
+          // prune, which read our file): the late lines of the old file can only be appended.
+          if (round === 1) return undefined;
+          const late = await lateEnd(source, copied, 0);
+          if (late !== undefined) await locked(() => appendRange(source, file, copied, late));
+          break;
         }
-      }),
-    { timeoutMs: options.lockTimeoutMs },
-  );
+        const late = await lateEnd(source, copied, LATE_WRITE_MS);
+        if (late === undefined) break;
+        if (round >= MAX_ROUNDS) {
+          await locked(() => appendRange(source, file, copied, late));
+          break;
+        }
+        // Lines written to the old file after the last look go where the rename was, before what was appended
+        // since: one more round, its copy made without the lock as the first was.
+        const next = await newTemp();
+        await copyRange(out.handle, next.handle, 0, renamed.written);
+        await copyRange(source, next.handle, copied, late);
+        source = out.handle;
+        copied = await catchUp(source, next.handle, renamed.written);
+        await next.handle.sync();
+        out = next;
+      }
+      return { ...scanned.counts, bytesAfter: (await stat(file)).size };
+    } finally {
+      for (const temp of temps) {
+        await temp.handle.close();
+        if (!temp.renamed) await unlink(temp.path).catch(() => {});
+      }
+    }
+  });
+}
+
+/**
+ * Copies what was appended to `source` after `at` until a look finds it no
+ * longer growing (or MAX_LOOKS looks), and answers where the copy stopped.
+ * Synchronous, so that it outruns writers appending a line at a time (an
+ * asynchronous copy, a trip to the thread pool per read, falls behind them
+ * and leaves late lines on every rename), and so that the caller's rename
+ * can follow its last look with nothing in between. Unsynced: the chase
+ * holds only the bytes appended during it, synced after the rename.
+ */
+function chaseSync(source: number, out: number, at: number): number {
+  const buffer = Buffer.allocUnsafe(COPY_BYTES);
+  for (let look = 1; look <= MAX_LOOKS; look++) {
+    const end = fstatSync(source).size;
+    if (end <= at) break;
+    while (at < end) {
+      const read = readSync(source, buffer, 0, Math.min(buffer.length, end - at), at);
+      if (read === 0) break;
+      writeAllSync(out, buffer, read);
+      at += read;
+    }
+  }
+  return at;
+}
+
+function writeAllSync(fd: number, buffer: Buffer, length: number): void {
+  for (let done = 0; done < length; ) done += writeSync(fd, buffer, done, length - done);
+}
+
+/** Whether the open `handle` is the file at `file` now (same device and inode: not replaced since it was opened). */
+function isFileAt(handle: FileHandle, file: string): boolean {
+  const open = fstatSync(handle.fd);
+  try {
+    const now = lstatSync(file);
+    return now.ino === open.ino && now.dev === open.dev;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
 }
 
 function tempPath(file: string): string {
@@ -149,14 +215,14 @@ async function catchUp(source: FileHandle, out: FileHandle, at: number): Promise
  * rename (every writer caught in the instant has written by then, unless
  * paused); undefined when none did.
  */
-async function lateEnd(source: FileHandle, copied: number): Promise<number | undefined> {
-  await new Promise((r) => setTimeout(r, LATE_WRITE_MS));
+async function lateEnd(source: FileHandle, copied: number, waitMs: number): Promise<number | undefined> {
+  if (waitMs) await new Promise((r) => setTimeout(r, waitMs));
   const size = (await source.stat()).size;
   return size > copied ? size : undefined;
 }
 
 /** Opens `file` for reading and runs `fn` with its size; zero counts when there is no file. */
-async function withOpenLog(file: string, fn: (handle: FileHandle, size: number) => Promise<PruneCounts>): Promise<PruneCounts> {
+async function withOpenLog<T>(file: string, fn: (handle: FileHandle, size: number) => Promise<T>): Promise<T | PruneCounts> {
   let handle: FileHandle;
   try {
     handle = await openDataFile(file);

@@ -336,14 +336,15 @@ export interface Series {
    * Retention (DESIGN.md 7a): removes the records of `series` dated before
    * `before` (their `ts`); a record that cannot be dated is kept. Records
    * written meanwhile are kept; readers never see a partial series. Data
-   * dir: the log is rewritten as `estate prune` does (pruneFile: under its
-   * lock, atomically; dated as Date.parse reads `ts`). PostgreSQL: the rows
+   * dir: the log is rewritten as `estate prune` does (pruneFile: renamed under
+   * its lock, atomically; dated as Date.parse reads `ts`). PostgreSQL: the rows
    * whose `ts` is an RFC 3339 date-time before the cutoff (what collectors and
    * the hub write; any other `ts` is undated) are deleted in batches through
    * an index on that time, and a node left with no record in any series
    * leaves `nodes()`, as on the data dir. Concurrent prunes of one series
    * anywhere are safe and cheap: one removes at a time (data dir: the others
-   * wait for the log's lock, then read it once and drop nothing; PostgreSQL:
+   * find the log replaced when they take its lock, read the new one and drop
+   * nothing; PostgreSQL:
    * the others stop, the one at work deleting the rest), and each record
    * removed is counted by one of them. With `dryRun`, counts and changes nothing.
    */
