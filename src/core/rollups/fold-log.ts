@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { isNotFound } from '../fs-errors.ts';
 import { parseRecord, type JsonRecord } from '../jsonl/parse-record.ts';
 import { openDataFileInfo } from '../open-data-file.ts';
@@ -14,6 +15,14 @@ const CHUNK = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
 /** Bytes of raw log folded between two writes of rollup lines (and of the state): memory stays bounded on a first build. */
 const FLUSH_BYTES = 64 * 1024 * 1024;
+/**
+ * The longest stretch a fold keeps the thread before it lets the requests
+ * waiting behind it go (a look at the clock every YIELD_LINES lines): a
+ * hub's pass folds a quarter of a second of samples, 20-60 ms of work that
+ * held every batch answer up as one block.
+ */
+const SLICE_MS = 4;
+const YIELD_LINES = 128;
 
 /**
  * Calls `line` with each complete line of `handle` in `[from, end)` (its
@@ -25,6 +34,7 @@ export async function forEachLine(handle: FileHandle, from: number, end: number,
   let carried = 0;
   let position = from;
   let done = from;
+  let sliceStart = performance.now();
   while (position < end) {
     if (carried === buf.length) {
       const bigger = Buffer.allocUnsafe(buf.length * 2);
@@ -37,10 +47,16 @@ export async function forEachLine(handle: FileHandle, from: number, end: number,
     position += bytesRead;
     const data = buf.subarray(0, carried + bytesRead);
     let start = 0;
+    let count = 0;
     for (let nl = data.indexOf(NEWLINE, carried); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-      await line(data.subarray(start, nl), bufStart + nl + 1);
+      const pending = line(data.subarray(start, nl), bufStart + nl + 1);
+      if (pending) await pending;
       start = nl + 1;
       done = bufStart + start;
+      if (++count % YIELD_LINES === 0 && performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        sliceStart = performance.now();
+      }
     }
     carried = data.copy(buf, 0, start);
   }

@@ -6,17 +6,18 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d
 /**
  * The instant (ms since the epoch) of an RFC 3339 date-time (a date, `T`, a
  * time to the second, any fraction, `Z` or an offset), NaN for anything
- * else (another type, another format, a 30 February).
+ * else (another type, another format, a 30 February, the year 0000).
  *
  * @example rfc3339Ms('2026-11-21T13:05:00Z') // 1795093500000
  */
 export function rfc3339Ms(value: unknown): number {
   if (typeof value !== 'string' || !RFC3339.test(value)) return Number.NaN;
   // Date.parse rolls a 30 February over into March: the date must be one (the pattern fixed its digits' places).
+  // Year 0000 is none to PostgreSQL (its calendar goes from 1 BC to AD 1), which refuses it.
   const y = digits(value, 0, 4);
   const m = digits(value, 5, 2);
   const d = digits(value, 8, 2);
-  if (m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) return Number.NaN;
+  if (y < 1 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) return Number.NaN;
   return Date.parse(value);
 }
 
