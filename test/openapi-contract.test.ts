@@ -179,6 +179,7 @@ test('every operation answers only documented statuses, with bodies and headers 
     }
     for (const route of PAGE_ROUTE_DOCS) {
       await check(estate, route, 'public route', await answer(estate.server, route.path, route.produces));
+      if (route.access !== 'public') await check(estate, route, 'route with a key', await answer(estate.server, route.path, route.produces, auth));
       if (estate.name !== 'demo') continue;
       const bad = badInput(route, false, doc);
       if (bad?.query) await check(estate, route, 'invalid input', await answer(estate.server, `${route.path}?${bad.query}`, route.produces));

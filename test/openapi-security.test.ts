@@ -25,10 +25,11 @@ test('every operation: declared security and scope match the live answers to no 
   const dir = await tempDataDir(t);
   const readOnly = (await createKey(dir, { userId: 'reader', scopes: ['read'] })).key;
   const writeOnly = (await createKey(dir, { userId: 'writer', scopes: ['write'] })).key;
+  const metricsOnly = (await createKey(dir, { userId: 'scraper', scopes: ['metrics'] })).key;
   const server = await startServer(t, dir);
   const doc = (await server.get('/api/openapi.json')).json as Json;
   const schemes = Object.keys(doc.components.securitySchemes);
-  const seen = { anonymousRefused: 0, read: 0, write: 0, ingest: 0, public: 0 };
+  const seen = { anonymousRefused: 0, read: 0, write: 0, ingest: 0, metrics: 0, public: 0 };
   for (const [route, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [verb, op] of Object.entries(item)) {
       const method = verb.toUpperCase();
@@ -50,7 +51,10 @@ test('every operation: declared security and scope match the live answers to no 
         seen.public++;
         continue;
       }
-      assert.ok(scope === 'read' || scope === 'write' || (scope === 'ingest' && where === 'POST /ingest'), `${where}: x-required-scope ${String(scope)}`);
+      assert.ok(
+        scope === 'read' || scope === 'write' || (scope === 'ingest' && where === 'POST /ingest') || (scope === 'metrics' && where === 'GET /metrics'),
+        `${where}: x-required-scope ${String(scope)}`,
+      );
       for (const requirement of security.filter((s) => Object.keys(s).length > 0)) {
         assert.deepEqual(Object.keys(requirement), [Object.keys(requirement)[0]], `${where}: one scheme per requirement (any one carrier will do)`);
         const [scheme, scopes] = Object.entries(requirement)[0] as [string, string[]];
@@ -66,6 +70,17 @@ test('every operation: declared security and scope match the live answers to no 
 
       const byReader = await call(server, method, url, produces, { 'X-API-Key': readOnly });
       const byWriter = await call(server, method, url, produces, { 'X-API-Key': writeOnly });
+      const byScraper = await call(server, method, url, produces, { 'X-API-Key': metricsOnly });
+      // A `metrics` key opens GET /metrics, and nothing else; `read` opens it too.
+      if (scope === 'metrics') {
+        assert.equal(byScraper.status, 200, `${where}: a metrics key is let through`);
+        assert.equal(byReader.status, 200, `${where}: a read key is let through`);
+        assert.equal(byWriter.status, 403, `${where}: a write key is refused`);
+        assert.match(String(byWriter.json?.detail), /lacks the "metrics" scope/, where);
+        seen.metrics++;
+        continue;
+      }
+      assert.equal(byScraper.status, 403, `${where}: a metrics key opens nothing else`);
       // `write` opens the `ingest` route too (DESIGN.md 7a).
       const [allowed, refused] = scope === 'read' ? [byReader, byWriter] : [byWriter, byReader];
       assert.notEqual(allowed.status, 403, `${where} needs "${scope}": a key with only that scope is let through: ${allowed.text.slice(0, 200)}`);
@@ -75,7 +90,7 @@ test('every operation: declared security and scope match the live answers to no 
     }
   }
   t.diagnostic(JSON.stringify(seen));
-  assert.ok(seen.read >= 15 && seen.write >= 4 && seen.ingest === 1 && seen.public >= 5 && seen.anonymousRefused >= 15, JSON.stringify(seen));
+  assert.ok(seen.read >= 15 && seen.write >= 4 && seen.ingest === 1 && seen.metrics === 1 && seen.public >= 5 && seen.anonymousRefused >= 15, JSON.stringify(seen));
 });
 
 test('several credentials: only the first present of X-API-Key, Bearer, ?api_key is read; api_key sent twice is invalid', async (t) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Scope } from './context.ts';
 import { needsCredential, pathParamNames, type Access, type Operation } from './define-operation.ts';
 import { MAX_INGEST_BYTES } from './operations/ingest.ts';
 
@@ -39,7 +40,9 @@ export interface RouteDoc {
   tag: string;
   summary: string;
   description?: string;
-  produces: 'text/html' | 'text/event-stream';
+  produces: 'text/html' | 'text/event-stream' | 'text/plain';
+  /** The scope a credential needs, for a route that is not public (default `read`). */
+  scope?: Scope;
   query?: z.ZodObject;
   errors?: number[];
   /** Answers with an ETag (and 304 to `If-None-Match`): a page that is the same bytes for the life of the process. */
@@ -61,7 +64,7 @@ type Described = Pick<Operation, 'id' | 'method' | 'path' | 'access' | 'scope' |
 function describedRoute(route: RouteDoc): Described {
   return {
     ...route,
-    scope: 'read',
+    scope: route.scope ?? 'read',
     description: route.description,
     input: { path: undefined, query: route.query, body: undefined },
     output: undefined,
@@ -74,7 +77,7 @@ function describedRoute(route: RouteDoc): Described {
 
 const PRECEDENCE =
   'When a request carries several credentials, only the first present of `X-API-Key`, `Authorization: Bearer`, `?api_key=` is read, valid or not. ' +
-  'The scope an operation needs (`read`, `write`, or `ingest` for `POST /ingest`, which `write` opens too) is listed in its security requirements and in `x-required-scope`. ' +
+  'The scope an operation needs (`read`, `write`, `ingest` for `POST /ingest`, which `write` opens too, or `metrics` for `GET /metrics`, which `read` opens too) is listed in its security requirements and in `x-required-scope`. ' +
   'An `ingest` key opens only `POST /ingest`; one made with `estate keys create --scope ingest --node NAME` may send only the samples of node NAME.';
 
 const SECURITY_SCHEMES = {
@@ -247,7 +250,7 @@ publishing and work feeds, external sources and training runs of one estate.
 **Credentials.** Protected routes take any one of \`X-API-Key: KEY\`,
 \`Authorization: Bearer TOKEN\` (an access token or an API key) or \`?api_key=KEY\`;
 a missing or invalid credential, or one without the route's scope (\`read\` for reads, \`write\` for writes,
-\`ingest\` or \`write\` for \`POST /ingest\`, listed in each operation's security requirements and \`x-required-scope\`), is **403**,
+\`ingest\` or \`write\` for \`POST /ingest\`, \`metrics\` or \`read\` for \`GET /metrics\`, listed in each operation's security requirements and \`x-required-scope\`), is **403**,
 checked before the input. An \`ingest\` key opens only \`POST /ingest\`, and one bound to a node (\`--node\`) only for that node's samples.
 When several are sent, only the first present in that order is read, valid or not; \`api_key\` sent twice is invalid.
 Public routes need none and ignore one that is sent. Reading training runs takes an optional credential, which decides the user

@@ -3,12 +3,16 @@ import { operations } from '../api/operations/index.ts';
 import { serveSettings } from '../config.ts';
 import { createAuthenticator } from '../core/keys/authenticator.ts';
 import { ConcurrencyLimit } from '../core/limit-concurrency.ts';
+import { estateReadings } from '../core/metrics/estate-readings.ts';
 import type { EstateError } from '../errors.ts';
 import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
-import { createHandler } from './handler.ts';
+import { type AuthFailure, createHandler } from './handler.ts';
+import { metricsRoute } from './metrics/metrics-route.ts';
+import { createServerMetrics } from './metrics/server-metrics.ts';
 import { pageRoutes } from './html/page-routes.ts';
 import { RateLimiter } from './rate-limit.ts';
+import { VERSION } from '../version.ts';
 import { redactLogLine } from './redact-log-line.ts';
 import { requestId } from './request-id.ts';
 import { UnsentBudget } from './unsent-budget.ts';
@@ -49,11 +53,18 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     maxLifetimeMs: serve.streams.max_lifetime_s * 1000,
     onError: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'work_stream_error', error: String((err as Error)?.message ?? err) }),
   });
+  const onAuthFailed = ({ carrier, keyId, path }: AuthFailure) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path });
+  const metrics = createServerMetrics({
+    readings: () => estateReadings(ctx.store.series, ctx.config.events.stale_after_s, ctx.now()),
+    streams: workStream.open,
+    version: VERSION,
+  });
   const handler = createHandler(operations, ctx, {
     authenticate,
-    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), ...dashboardRoutes(ctx), workStream.route],
+    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), ...dashboardRoutes(ctx), workStream.route, metricsRoute(metrics, { authenticate, onAuthFailed })],
     htmlPages: { '/': 'dashboard' },
-    onAuthFailed: ({ carrier, keyId, path }) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path }),
+    observe: metrics.observe,
+    onAuthFailed,
     onAccess: log,
     corsOrigins: new Set(serve.cors_origins),
     rateLimit: new RateLimiter(serve.rate_limit),

@@ -192,6 +192,21 @@ function assetRoute(routePath: string, assets: Record<string, () => Body>): RawR
  */
 export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
   {
+    id: 'system.metrics',
+    method: 'GET',
+    path: '/metrics',
+    access: 'protected',
+    scope: 'metrics',
+    tag: 'system',
+    summary: 'Metrics for Prometheus: requests, the process, and every node\'s state',
+    description:
+      'The Prometheus text exposition format (`text/plain; version=0.0.4`), or OpenMetrics 1.0 when `Accept` ranks `application/openmetrics-text` first (as Prometheus does). ' +
+      'Requests by route template (never the path sent), method and status class, with a latency histogram; requests in flight; 429 and 503 refusals; open event streams; ' +
+      'the process, its heap, GC and event loop; per node: seconds since its last sign of life, stale or not, its pulse status, and the used share of each file system of its newest sample. ' +
+      'Needs a credential with the `metrics` scope (`estate keys create --scope metrics`: it opens this route only) or `read`. A scrape reads the newest end of each node\'s records, never a whole log.',
+    produces: 'text/plain',
+  },
+  {
     id: 'pages.status',
     method: 'GET',
     path: '/status',

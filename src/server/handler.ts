@@ -51,7 +51,16 @@ export interface HandlerOptions {
    * the path; its JSON answer says `Vary: Accept`. `{ '/': 'dashboard' }`.
    */
   htmlPages?: Readonly<Record<string, string>>;
+  /**
+   * Told of each request once it is routed: its route's template
+   * (`/state/{file_name}`, never the path sent; `(none)` when no route
+   * matched), to follow it to its end (the server's metrics).
+   */
+  observe?: (req: IncomingMessage, res: ServerResponse, route: string) => void;
 }
+
+/** The route of a request no route matched, for `observe`. */
+export const NO_ROUTE = '(none)';
 
 export interface AuthFailure {
   carrier: Carrier;
@@ -90,6 +99,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       const q = url.indexOf('?');
       const pathname = q === -1 ? url : url.slice(0, q);
       const match = router.match(req.method ?? 'GET', pathname);
+      options.observe?.(req, res, match.kind === 'found' ? (match.value.kind === 'op' ? match.value.op.path : match.value.route.path) : NO_ROUTE);
       if (match.kind === 'not_found') {
         charge(req, clientKey(req, undefined));
         throw new EstateError('not_found', 'Not Found');
@@ -182,7 +192,13 @@ function presetHeaders(res: ServerResponse, id: string): void {
  * `ingest` route: `ingest` or `write`), and
  * an invalid credential is refused everywhere but on `public` routes.
  */
-async function authorize(op: Operation, options: HandlerOptions, credential: PresentedCredential | undefined, path: string): Promise<Principal | undefined> {
+/** Decides who calls a route (an operation, or a raw route that names its access and scope): 403 when its credential cannot. */
+export async function authorize(
+  op: Pick<Operation, 'access' | 'scope' | 'method' | 'path'>,
+  options: Pick<HandlerOptions, 'authenticate' | 'onAuthFailed'>,
+  credential: PresentedCredential | undefined,
+  path: string,
+): Promise<Principal | undefined> {
   if (op.access === 'public') return undefined;
   if (credential === undefined) {
     if (!needsCredential(op)) return undefined;

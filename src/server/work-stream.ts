@@ -70,6 +70,8 @@ export interface WorkStream {
   route: RawRoute;
   /** Ends every open stream, ends the store subscription and refuses new streams. */
   close: () => Promise<void>;
+  /** The streams open now. */
+  open: () => number;
 }
 
 export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions = {}): WorkStream {
@@ -228,6 +230,7 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
 
   return {
     route: { method: 'GET', path: '/work/stream', handle },
+    open: () => clients.size,
     close: async () => {
       closed = true;
       if (heartbeat) clearInterval(heartbeat);

@@ -38,13 +38,13 @@ export function keysCommand(io: CliIO, print: Print): Command {
     .description('Create an API key for a user and print it once (only the key on stdout; the notice on stderr)')
     .requiredOption('--user <user>', 'the user the key acts as')
     .option('--name <label>', 'a label to recognise the key by')
-    .option('--scope <scopes>', 'read, write, ingest, or a list like read,write (default: read,write); ingest opens only POST /ingest, which write opens too')
+    .option('--scope <scopes>', 'read, write, ingest, metrics, or a list like read,write (default: read,write); ingest opens only POST /ingest, which write opens too; metrics only GET /metrics, which read opens too')
     .option('--node <name>', 'with --scope ingest: the key may send only the samples of this node (default: any node)')
     .option('--expires <duration>', 'the key stops working after this long: 30s, 15m, 1h, 7d (default: never)')
     .option('--json', 'print {"key_id","user_id","key","scopes","expires_at"} (and "node" for a key bound to one)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --scope write --expires 90d --json\n  $ estate keys create --user grafana --scope read --name dashboard\n  $ estate keys create --user web-1 --scope ingest --node web-1 --name collector\n',
+      '\nExamples:\n  $ estate keys create --user alice --name laptop\n  $ estate keys create --user cron --scope write --expires 90d --json\n  $ estate keys create --user grafana --scope read --name dashboard\n  $ estate keys create --user web-1 --scope ingest --node web-1 --name collector\n  $ estate keys create --user prometheus --scope metrics --name scraper\n',
     )
     .action(async (options: CreateOptions) => {
       const scopes = options.scope === undefined ? undefined : parseScopes(options.scope);

@@ -29,6 +29,17 @@ const CONCURRENT_NODES = 16;
 
 /** Every node, sorted by name, with its latest figures and whether it is stale at `now`. */
 export async function listNodes(series: Series, staleAfterS: number, now: Date): Promise<NodeList> {
+  return (await readNodes(series, staleAfterS, now)).list;
+}
+
+/** What readNodes read of a node besides its summary: its newest disk snapshots (newest first) and its newest pulse's status. */
+export interface NodeDetail {
+  disks: readonly JsonRecord[];
+  pulseStatus: string | undefined;
+}
+
+/** listNodes, and beside it what was read of each node on the way (NodeDetail), by name. */
+export async function readNodes(series: Series, staleAfterS: number, now: Date): Promise<{ list: NodeList; details: ReadonlyMap<string, NodeDetail> }> {
   const [heartbeat, known] = await Promise.all([series.heartbeat(), series.nodes()]);
   const errors: string[] = [];
   const beats = new Map<string, HeartbeatNode>();
@@ -37,11 +48,12 @@ export async function listNodes(series: Series, staleAfterS: number, now: Date):
     if (!before || before.seen < node.seen) beats.set(node.name, node);
   }
   const names = [...new Set([...beats.keys(), ...known])].sort();
-  const items = await mapBounded(names, CONCURRENT_NODES, (name) => summarize(series, name, beats.get(name), staleAfterS, now));
-  return { items, count: items.length, stale_after_s: staleAfterS, errors };
+  const read = await mapBounded(names, CONCURRENT_NODES, (name) => summarize(series, name, beats.get(name), staleAfterS, now));
+  const items = read.map((r) => r.summary);
+  return { list: { items, count: items.length, stale_after_s: staleAfterS, errors }, details: new Map(read.map((r) => [r.summary.name, r.detail])) };
 }
 
-async function summarize(series: Series, name: string, beat: HeartbeatNode | undefined, staleAfterS: number, now: Date): Promise<NodeSummary> {
+async function summarize(series: Series, name: string, beat: HeartbeatNode | undefined, staleAfterS: number, now: Date): Promise<{ summary: NodeSummary; detail: NodeDetail }> {
   const where = { node: name };
   const [trends, pulses, disks] = await Promise.all([series.newest('trends', 1, where), series.newest('pulse', 1, where), newestSnapshots(series, name)]);
   const trend = trends.items[0];
@@ -49,7 +61,7 @@ async function summarize(series: Series, name: string, beat: HeartbeatNode | und
   const trendAt = timeOf(trend?.ts);
   const seen = Math.max(beat?.seen ?? -Infinity, trendAt ?? -Infinity);
   const lastSeen = Number.isFinite(seen) ? seen : undefined;
-  return {
+  const summary: NodeSummary = {
     name,
     last_seen: lastSeen === undefined ? null : new Date(lastSeen).toISOString(),
     stale: lastSeen === undefined || now.getTime() - lastSeen > staleAfterS * 1000,
@@ -59,6 +71,7 @@ async function summarize(series: Series, name: string, beat: HeartbeatNode | und
     load1: numberOf(trend?.load1),
     disk_used_pct: highestUsedPct(disks),
   };
+  return { summary, detail: { disks, pulseStatus: stringOf(pulse?.status) } };
 }
 
 /** The node's newest disk snapshots, newest first: enough to hold every file system of its newest sample (up to DISK_WINDOW). */

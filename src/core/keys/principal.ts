@@ -1,8 +1,9 @@
 /**
  * A credential scope: `read` opens GET routes, `write` opens POST and DELETE
- * routes (`POST /ingest` too, for any node), `ingest` opens only `POST /ingest`.
+ * routes (`POST /ingest` too, for any node), `ingest` opens only `POST /ingest`,
+ * `metrics` opens only `GET /metrics` (which `read` opens too).
  */
-export type Scope = 'read' | 'write' | 'ingest';
+export type Scope = 'read' | 'write' | 'ingest' | 'metrics';
 
 /** Who is calling, as decided by the credential. */
 export interface Principal {

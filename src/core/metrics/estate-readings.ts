@@ -1,0 +1,59 @@
+import { readNodes } from '../hub/list-nodes.ts';
+import type { Series } from '../store/store.ts';
+
+// What estate knows of the estate, as numbers a metrics scrape reports
+// (src/server/metrics/): per node, its last sign of life, its pulse and the
+// used share of each file system of its newest sample. Read as `/nodes`
+// reads (a few records from the newest end of each node's own), never a
+// scan of a log, so a scrape costs the same on a 1 GB data dir as on a new one.
+
+export interface NodeReading {
+  node: string;
+  /** Seconds from its last sign of life (heartbeat or trend point) to now; null when it never gave one. */
+  lastSeenAgoS: number | null;
+  stale: boolean;
+  /** Its newest pulse's status (`healthy`, `degraded`, `unhealthy` from estate's collector); null when it has no pulse. */
+  pulseStatus: string | null;
+  /** Each file system of its newest disk sample: used / (used + free), as `df` shows it. */
+  disks: { mount: string; usedRatio: number }[];
+}
+
+export interface EstateReadings {
+  nodes: NodeReading[];
+  /** The status of the newest pulse entry of the estate, any node's or none's (GET /health/pulse/latest); null when there is none. */
+  pulseStatus: string | null;
+  staleAfterS: number;
+}
+
+export async function estateReadings(series: Series, staleAfterS: number, now: Date): Promise<EstateReadings> {
+  const [{ list, details }, newest] = await Promise.all([readNodes(series, staleAfterS, now), series.newest('pulse', 1)]);
+  const status = newest.items[0]?.status;
+  const nodes = list.items.map((item): NodeReading => {
+    const seen = item.last_seen === null ? Number.NaN : Date.parse(item.last_seen);
+    return {
+      node: item.name,
+      lastSeenAgoS: Number.isFinite(seen) ? Math.max(0, (now.getTime() - seen) / 1000) : null,
+      stale: item.stale,
+      pulseStatus: details.get(item.name)?.pulseStatus ?? null,
+      disks: usedRatios(details.get(item.name)?.disks ?? []),
+    };
+  });
+  return { nodes, pulseStatus: typeof status === 'string' ? status : null, staleAfterS };
+}
+
+/** The used share of each file system of the newest sample among `newestFirst` (the snapshots with its `ts`), one per mount. */
+function usedRatios(newestFirst: readonly Record<string, unknown>[]): { mount: string; usedRatio: number }[] {
+  const first = newestFirst[0];
+  const out = new Map<string, number>();
+  for (const snapshot of newestFirst) {
+    if (snapshot.ts !== first?.ts) break;
+    const { mount, used_bytes: used, free_bytes: free } = snapshot;
+    if (typeof mount !== 'string' || out.has(mount) || !isCount(used) || !isCount(free) || used + free === 0) continue;
+    out.set(mount, used / (used + free));
+  }
+  return [...out].map(([mount, usedRatio]) => ({ mount, usedRatio }));
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}

@@ -1,0 +1,168 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type RegistryContentType } from './prom.ts';
+import type { EstateReadings } from '../../core/metrics/estate-readings.ts';
+
+// The server's metrics (GET /metrics) with prom-client: the Prometheus
+// text format, or OpenMetrics when the scraper asks for it (Accept). The
+// requests are counted by their route's template, never the path sent, so
+// a label's values are bounded by the routes; estate's own state is read
+// at each scrape (estate-readings.ts: the newest end of each node's
+// records, never a scan).
+
+/** Seconds: from a cached read (under a millisecond) to a slow external source. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const PULSE_STATES = ['healthy', 'degraded', 'unhealthy', 'unknown'] as const;
+const OPENMETRICS = 'application/openmetrics-text';
+
+export interface ServerMetricsOptions {
+  /** What estate knows of the estate now, read at each scrape. */
+  readings: () => Promise<EstateReadings>;
+  /** The server-sent event streams open now. */
+  streams?: () => number;
+  version: string;
+}
+
+export interface ServerMetrics {
+  /** Follows one request from its routing to its end (HandlerOptions.observe). */
+  observe(req: IncomingMessage, res: ServerResponse, route: string): void;
+  /** The exposition for a scraper sending `accept`: its content type and text. */
+  render(accept: string | undefined): Promise<{ contentType: string; text: string }>;
+}
+
+export function createServerMetrics(options: ServerMetricsOptions): ServerMetrics {
+  const registry = new Registry<RegistryContentType>();
+  collectDefaultMetrics({ register: registry });
+  // Gauges named as counters (promtool refuses them); the same counts by type stay (nodejs_active_handles, ...).
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'estate_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status class (2xx, 4xx, 5xx; "aborted" when the connection closed first).',
+    labelNames: ['route', 'method', 'status_class'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'estate_http_request_duration_seconds',
+    help: 'Time from a request routed to its answer sent, by route template and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'estate_http_requests_in_flight', help: 'Requests being answered now.', registers });
+  const refused = new Counter({
+    name: 'estate_http_requests_refused_total',
+    help: 'Requests refused to protect the server: "rate_limited" (429, a client past its rate or its share) and "overloaded" (503, a bound of the server reached).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  for (const reason of ['rate_limited', 'overloaded']) refused.inc({ reason }, 0);
+  new Gauge({
+    name: 'estate_sse_clients',
+    help: 'Server-sent event streams open now (GET /work/stream).',
+    registers,
+    collect() {
+      this.set(options.streams?.() ?? 0);
+    },
+  });
+  new Gauge({ name: 'estate_build_info', help: 'Always 1; the version of estate serving.', labelNames: ['version'] as const, registers }).set({ version: options.version }, 1);
+
+  const nodes = new Gauge({ name: 'estate_nodes', help: 'Nodes the estate knows (GET /nodes).', registers });
+  const lastSeen = new Gauge({
+    name: 'estate_node_last_seen_seconds',
+    help: "Seconds since a node's last heartbeat or trend point (a node that never sent one has none).",
+    labelNames: ['node'] as const,
+    registers,
+  });
+  const stale = new Gauge({ name: 'estate_node_stale', help: '1 when nothing was heard of a node for events.stale_after_s, else 0.', labelNames: ['node'] as const, registers });
+  const pulse = new Gauge({
+    name: 'estate_node_pulse_status',
+    help: "1 for the status of a node's newest pulse (healthy, degraded, unhealthy; unknown when it has none or another), 0 for the others.",
+    labelNames: ['node', 'status'] as const,
+    registers,
+  });
+  const estatePulse = new Gauge({
+    name: 'estate_pulse_status',
+    help: "1 for the status of the estate's newest pulse entry, whichever node's (GET /health/pulse/latest; unknown when there is none or another status), 0 for the others.",
+    labelNames: ['status'] as const,
+    registers,
+  });
+  const diskUsed = new Gauge({
+    name: 'estate_disk_used_ratio',
+    help: "Used share of each file system of a node's newest disk sample: used / (used + free), as df shows it.",
+    labelNames: ['node', 'mount'] as const,
+    registers,
+  });
+  const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
+
+  /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
+  const readEstate = async () => {
+    const estate = await options.readings();
+    for (const gauge of [lastSeen, stale, pulse, diskUsed]) gauge.reset();
+    nodes.set(estate.nodes.length);
+    const newest = pulseState(estate.pulseStatus);
+    for (const s of PULSE_STATES) estatePulse.set({ status: s }, s === newest ? 1 : 0);
+    staleAfter.set(estate.staleAfterS);
+    for (const n of estate.nodes) {
+      if (n.lastSeenAgoS !== null) lastSeen.set({ node: n.node }, n.lastSeenAgoS);
+      stale.set({ node: n.node }, n.stale ? 1 : 0);
+      const status = pulseState(n.pulseStatus);
+      for (const s of PULSE_STATES) pulse.set({ node: n.node, status: s }, s === status ? 1 : 0);
+      for (const d of n.disks) diskUsed.set({ node: n.node, mount: d.mount }, d.usedRatio);
+    }
+  };
+
+  // One scrape at a time: the registry's content type is switched for an OpenMetrics one.
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    observe(req, res, route) {
+      const method = req.method ?? 'GET';
+      const started = performance.now();
+      inFlight.inc();
+      res.once('close', () => {
+        inFlight.dec();
+        const status = res.headersSent ? res.statusCode : 0;
+        const statusClass = status === 0 || !res.writableFinished ? 'aborted' : `${Math.floor(status / 100)}xx`;
+        requests.inc({ route, method, status_class: statusClass });
+        duration.observe({ route, method }, (performance.now() - started) / 1000);
+        if (status === 429) refused.inc({ reason: 'rate_limited' });
+        else if (status === 503) refused.inc({ reason: 'overloaded' });
+      });
+    },
+    render(accept) {
+      const openMetrics = wantsOpenMetrics(accept);
+      const next = queue.then(async () => {
+        await readEstate();
+        registry.setContentType(openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE);
+        try {
+          return { contentType: registry.contentType, text: await registry.metrics() };
+        } finally {
+          registry.setContentType(Registry.PROMETHEUS_CONTENT_TYPE);
+        }
+      });
+      queue = next.catch(() => {});
+      return next;
+    },
+  };
+}
+
+/** A pulse status as a label value: one of PULSE_STATES. */
+function pulseState(status: string | null): (typeof PULSE_STATES)[number] {
+  return (PULSE_STATES as readonly (string | null)[]).includes(status) ? (status as (typeof PULSE_STATES)[number]) : 'unknown';
+}
+
+/** Whether `accept` ranks OpenMetrics above the text format (as Prometheus asks when it may negotiate it). */
+export function wantsOpenMetrics(accept: string | undefined): boolean {
+  if (!accept) return false;
+  let om = -1;
+  let text = -1;
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const qParam = params.find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    if (type === OPENMETRICS) om = Math.max(om, q);
+    else if (type === 'text/plain' || type === '*/*' || type === 'text/*') text = Math.max(text, q);
+  }
+  return om > 0 && om >= text;
+}
