@@ -53,7 +53,7 @@ test('/metrics needs a credential with the metrics or read scope; a metrics key 
   const bad = await server.get('/metrics', { Authorization: 'Bearer not-a-key' });
   assert.equal(bad.status, 403);
 
-  for (const headers of [{ Authorization: `Bearer ${scraper}` }, { 'X-API-Key': scraper }, { 'X-API-Key': reader }]) {
+  for (const headers of [{ Authorization: `Bearer ${scraper}` }, { 'X-API-Key': scraper }, { 'X-API-Key': reader }] as Record<string, string>[]) {
     const r = await server.get('/metrics', headers);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
