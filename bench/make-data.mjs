@@ -1,6 +1,7 @@
 // Generates benchmark data dirs, cached under bench/data/ (which git ignores),
 // or under $BENCH_DATA_DIR when set (e.g. a folder under /tmp shared by runs).
-import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const BENCH_DATA = process.env.BENCH_DATA_DIR ? path.resolve(process.env.BENCH_DATA_DIR) : path.resolve(import.meta.dirname, 'data');
@@ -64,5 +65,31 @@ export async function completionsDir(count, { summaryChars = 0 } = {}) {
       completed_at: new Date(start + i * 30_000).toISOString(),
     }),
   );
+  return dir;
+}
+
+/** A data dir whose trends.jsonl holds `nodeCount` nodes × `each` points, interleaved, oldest first. */
+export async function hubDir(nodeCount, each) {
+  const dir = path.join(BENCH_DATA, `hub-${nodeCount}x${each}`);
+  const file = path.join(dir, 'trends.jsonl');
+  if (existsSync(path.join(dir, '.done'))) return dir;
+  mkdirSync(dir, { recursive: true });
+  process.stderr.write(`writing ${nodeCount} × ${each} trend points to ${file}…\n`);
+  const out = createWriteStream(file);
+  const start = Date.UTC(2026, 0, 1);
+  let chunk = '';
+  for (let i = 0; i < each; i++) {
+    const ts = new Date(start + i * 10_000).toISOString();
+    for (let n = 0; n < nodeCount; n++) {
+      chunk += `{"ts":"${ts}","node":"n${n}","cpu_pct":${(i * 7 + n) % 100},"load1":${((i + n) % 400) / 100},"load5":0.5,"load15":0.4,"mem_total_bytes":16777216000,"mem_used_bytes":${8000000000 + ((i * 13 + n) % 1000000)},"mem_used_pct":47.7,"mem_scope":"host","swap_used_bytes":0,"uptime_s":${i * 10}}\n`;
+    }
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, 'drain');
+      chunk = '';
+    }
+  }
+  out.end(chunk);
+  await once(out, 'finish');
+  writeFileSync(path.join(dir, '.done'), '');
   return dir;
 }

@@ -13,12 +13,10 @@
 // server's CPU is quiet again) and the server's RSS before and after it. It
 // reports; it asserts nothing. Knobs: BENCH_NODES=100, BENCH_POINTS=100000,
 // BENCH_REQUESTS=300.
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { once } from 'node:events';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BENCH_DATA } from './make-data.mjs';
-import { memoryMb, startServer, stopServer } from './server-process.mjs';
+import { hubDir } from './make-data.mjs';
+import { idle, memoryMb, startServer, stopServer } from './server-process.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.resolve(process.env.ESTATE_BIN ?? path.join(root, 'bin', 'estate'));
@@ -27,33 +25,6 @@ const points = Number(process.env.BENCH_POINTS ?? 100_000);
 const requests = Number(process.env.BENCH_REQUESTS ?? 300);
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
-const log = (s) => process.stderr.write(`${s}\n`);
-
-/** A data dir whose trends.jsonl holds `nodeCount` nodes × `each` points, interleaved, oldest first. */
-async function hubDir(nodeCount, each) {
-  const dir = path.join(BENCH_DATA, `hub-${nodeCount}x${each}`);
-  const file = path.join(dir, 'trends.jsonl');
-  if (existsSync(path.join(dir, '.done'))) return dir;
-  mkdirSync(dir, { recursive: true });
-  log(`writing ${nodeCount} × ${each} trend points to ${file}…`);
-  const out = createWriteStream(file);
-  const start = Date.UTC(2026, 0, 1);
-  let chunk = '';
-  for (let i = 0; i < each; i++) {
-    const ts = new Date(start + i * 10_000).toISOString();
-    for (let n = 0; n < nodeCount; n++) {
-      chunk += `{"ts":"${ts}","node":"n${n}","cpu_pct":${(i * 7 + n) % 100},"load1":${((i + n) % 400) / 100},"load5":0.5,"load15":0.4,"mem_total_bytes":16777216000,"mem_used_bytes":${8000000000 + ((i * 13 + n) % 1000000)},"mem_used_pct":47.7,"mem_scope":"host","swap_used_bytes":0,"uptime_s":${i * 10}}\n`;
-    }
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await once(out, 'drain');
-      chunk = '';
-    }
-  }
-  out.end(chunk);
-  await once(out, 'finish');
-  writeFileSync(path.join(dir, '.done'), '');
-  return dir;
-}
 
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -67,24 +38,6 @@ async function timed(url) {
   const ms = performance.now() - t0;
   if (r.status !== 200) throw new Error(`${url}: ${r.status} ${JSON.stringify(body).slice(0, 200)}`);
   return { ms, body };
-}
-
-/** The CPU time (ms) a process has used, from /proc (Linux). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-/** Waits until the process has used no CPU for `quietMs` (its background index build has ended); ms waited. */
-async function idle(pid, quietMs = 300) {
-  const t0 = performance.now();
-  let before = cpuMs(pid);
-  for (;;) {
-    await new Promise((r) => setTimeout(r, quietMs));
-    const now = cpuMs(pid);
-    if (now - before < 10) return performance.now() - t0 - quietMs;
-    before = now;
-  }
 }
 
 async function series(label, server, route, path) {

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 
 /** Starts `node ARGS` and resolves with `{child, url}` once it prints an http://127.0.0.1:PORT URL. */
 export function startServer(args, env) {
@@ -67,4 +68,22 @@ export async function startEstateServe(bin, dataDir, apiKey, env = {}, nodeArgs 
     exited.then(({ code }) => reject(new Error(`estate serve exited (${code}) before listening: ${output}`)));
   });
   return { process: child, url, exited };
+}
+
+/** The CPU time (ms) a process has used, from /proc (Linux). */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** Waits until the process has used no CPU for `quietMs` (its background index build has ended); ms waited. */
+export async function idle(pid, quietMs = 300) {
+  const t0 = performance.now();
+  let before = cpuMs(pid);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, quietMs));
+    const now = cpuMs(pid);
+    if (now - before < 10) return performance.now() - t0 - quietMs;
+    before = now;
+  }
 }

@@ -6,6 +6,7 @@ import { type CheckedConfigCache, checkedConfigCache, checkedConfigCacheFile } f
 import { EstateError } from './errors.ts';
 import { shellWord } from './shell-word.ts';
 import { parseDuration } from './core/duration.ts';
+import { readSchedule } from './core/schedules/schedule-spec.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
 import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from './core/training-answer-bound.ts';
@@ -238,6 +239,22 @@ const SECTIONS = {
       })
       .optional()),
   events: once(() => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).prefault({})),
+  schedules: once(() =>
+    z
+      .array(scheduleSchema())
+      .max(200)
+      .default([])
+      .superRefine(
+        (schedules, ctx) => {
+          const seen = new Set<unknown>();
+          schedules.forEach((s: { name?: unknown } | null, i) => {
+            const name = s?.name;
+            if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate schedule name "${name}"` });
+            seen.add(name);
+          });
+        },
+        { when: (payload) => Array.isArray(payload.value) },
+      )),
   collect: once(() =>
     z
       .strictObject({
@@ -275,7 +292,46 @@ const SECTIONS = {
   serve: once(() => serveSchema().optional()),
 };
 
+/** A schedule (DESIGN.md 7c): `every` or `cron` (with `tz`), a grace; checked as the schedules read it (schedule-spec.ts). */
+const scheduleSchema = () =>
+  z
+    .strictObject({
+      name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
+      board: z.string().min(1).max(64),
+      match: z.strictObject({ task_id: z.string().min(1).max(200) }),
+      every: z.string().refine(isDuration, 'a whole number and a unit, like 1d or 15m, at most 3650d').optional(),
+      cron: z.string().min(1).max(200).optional(),
+      tz: z.string().min(1).max(100).optional(),
+      grace: z.string().refine(isDuration, 'a whole number and a unit, like 1h or 30m, at most 3650d'),
+      min_runtime: z.string().refine(isDuration, 'a whole number and a unit, like 5m, at most 3650d').optional(),
+      max_runtime: z.string().refine(isDuration, 'a whole number and a unit, like 2h, at most 3650d').optional(),
+    })
+    .superRefine((s, ctx) => {
+      if ((s.every === undefined) === (s.cron === undefined)) ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of "every" and "cron"' });
+      if (s.tz !== undefined && s.cron === undefined) ctx.addIssue({ code: 'custom', path: ['tz'], message: '"tz" goes with "cron"' });
+      if (s.cron === undefined) return;
+      const problem = cronProblem(s.cron, s.tz);
+      if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
+    });
+
 const thresholdSchema = () => z.strictObject({ degraded: z.number().min(0).optional(), unhealthy: z.number().min(0).optional() });
+
+/** What is wrong with a cron pattern and time zone, as croner reads them; undefined when nothing. */
+function cronProblem(pattern: string, tz: string | undefined): { field: 'cron' | 'tz'; message: string } | undefined {
+  if (tz !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    } catch {
+      return { field: 'tz', message: `not an IANA time zone: "${tz}" (like Europe/Berlin or UTC)` };
+    }
+  }
+  try {
+    readSchedule({ name: 'check', board: 'check', match: { task_id: '*' }, cron: pattern, tz, grace: '1m' });
+    return undefined;
+  } catch (err) {
+    return { field: 'cron', message: `not a cron pattern: ${(err as Error).message}` };
+  }
+}
 
 function isDuration(text: string): boolean {
   try {

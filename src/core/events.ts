@@ -1,10 +1,13 @@
+import { elapsedText } from './elapsed-text.ts';
+import { allScheduleEvents } from './schedules/read-schedules.ts';
+import type { ScheduleConfig } from './schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from './state-files.ts';
-import type { Series } from './store/store.ts';
+import type { KeyedRecords, Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
-  kind: 'heartbeat' | 'node_stale' | 'score';
-  source: 'heartbeat' | 'scoreboard';
+  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered';
+  source: 'heartbeat' | 'scoreboard' | 'schedule';
   subject: string;
   message: string;
 }
@@ -29,15 +32,22 @@ type Entry = Record<string, unknown>;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
  * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
  * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
+ * Each of `schedules` adds its state changes (`schedule_late`, `schedule_down`,
+ * `schedule_recovered`: schedule-status.ts) from the store's completions.
  */
 export async function estateEvents(
-  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat'> } },
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat'>; completions: KeyedRecords } },
   limit: number,
   staleAfterS: number,
   now: Date,
+  schedules: readonly ScheduleConfig[] = [],
 ): Promise<EventList> {
-  const [heartbeat, scoreboard] = await Promise.all([ctx.store.series.heartbeat(), readStateDocument(ctx.dataDir, 'scoreboard')]);
-  const events: EstateEvent[] = [];
+  const [heartbeat, scoreboard, scheduled] = await Promise.all([
+    ctx.store.series.heartbeat(),
+    readStateDocument(ctx.dataDir, 'scoreboard'),
+    schedules.length ? allScheduleEvents(ctx.store.completions, schedules, now) : [],
+  ]);
+  const events: EstateEvent[] = scheduled.map((e) => ({ ...e, source: 'schedule' }));
   const errors: string[] = [];
   const nodes = heartbeatNodes(heartbeat, errors);
   let skipped = nodes.skipped;
@@ -145,16 +155,4 @@ const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 export function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v * (v < 1e12 ? 1000 : 1) : NaN;
   return Number.isFinite(t) && t >= EARLIEST && t <= LATEST ? t : undefined;
-}
-
-/** A time elapsed, for people, in its two largest units: 10800000 → `3h 0m`. */
-export function elapsedText(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const d = Math.floor(s / 86_400);
-  const h = Math.floor((s % 86_400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  if (d) return `${d}d ${h}h`;
-  if (h) return `${h}h ${m}m`;
-  if (m) return `${m}m`;
-  return `${s}s`;
 }

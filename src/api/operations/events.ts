@@ -10,16 +10,18 @@ export const eventsList = defineOperation({
   path: '/events',
   access: 'protected',
   tag: 'events',
-  summary: 'Recent estate events from the heartbeat and scoreboard files, newest first',
-  description: 'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`.',
+  summary: 'Recent estate events from the heartbeat, the scoreboard and the schedules, newest first',
+  description:
+    'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`. ' +
+    'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
     items: z.array(
       z
         .object({
           ts: dateTime('When it happened (a stale node: when it became stale), UTC.'),
-          kind: z.enum(['heartbeat', 'node_stale', 'score']),
-          source: z.enum(['heartbeat', 'scoreboard']),
+          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered']),
+          source: z.enum(['heartbeat', 'scoreboard', 'schedule']),
           subject: z.string(),
           message: z.string(),
         })
@@ -31,6 +33,6 @@ export const eventsList = defineOperation({
     skipped_entries: z.int(),
     errors: z.array(z.string()),
   }).meta({ id: 'EstateEventPage' }),
-  handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now()),
-  cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
+  handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now(), ctx.config.schedules),
+  cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`, DATA_FILES.completions], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });

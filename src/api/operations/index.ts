@@ -15,6 +15,7 @@ import { providersList } from './providers.ts';
 import { publishingBySite, publishingByType, publishingGet, publishingLatest, publishingRegister } from './publishing.ts';
 import { pulseList, pulseStatusOp } from './pulse.ts';
 import { reposList } from './repos.ts';
+import { schedulesList } from './schedules.ts';
 import { stateAll, stateOne } from './state.ts';
 import { statsGet } from './stats.ts';
 import { summaryGet } from './summary.ts';
@@ -60,6 +61,7 @@ export const operations: readonly Operation[] = checkOperations([
   gardenGet,
   workComplete,
   workFeedOp,
+  schedulesList,
   estateLogs,
   // /publishing/latest and /publishing/by-… before /publishing/{entry_id}: routes match in this order.
   publishingRegister,

@@ -1,5 +1,7 @@
 import { readNodes } from '../hub/list-nodes.ts';
-import type { Series } from '../store/store.ts';
+import { listSchedules, type ScheduleItem } from '../schedules/read-schedules.ts';
+import type { ScheduleConfig } from '../schedules/schedule-spec.ts';
+import type { KeyedRecords, Series } from '../store/store.ts';
 
 // What estate knows of the estate, as numbers a metrics scrape reports
 // (src/server/metrics/): per node, its last sign of life, its pulse and the
@@ -23,10 +25,22 @@ export interface EstateReadings {
   /** The status of the newest pulse entry of the estate, any node's or none's (GET /health/pulse/latest); null when there is none. */
   pulseStatus: string | null;
   staleAfterS: number;
+  /** Every schedule of the config with its state (GET /schedules), and the seconds since its newest check-in (null: none yet). */
+  schedules: (ScheduleItem & { lastCheckInAgoS: number | null })[];
 }
 
-export async function estateReadings(series: Series, staleAfterS: number, now: Date): Promise<EstateReadings> {
-  const [{ list, details }, newest] = await Promise.all([readNodes(series, staleAfterS, now), series.newest('pulse', 1)]);
+export async function estateReadings(
+  store: { series: Series; completions: KeyedRecords },
+  config: { staleAfterS: number; schedules: readonly ScheduleConfig[] },
+  now: Date,
+): Promise<EstateReadings> {
+  const { series } = store;
+  const { staleAfterS } = config;
+  const [{ list, details }, newest, schedules] = await Promise.all([
+    readNodes(series, staleAfterS, now),
+    series.newest('pulse', 1),
+    listSchedules(store.completions, config.schedules, now),
+  ]);
   const status = newest.items[0]?.status;
   const nodes = list.items.map((item): NodeReading => {
     const seen = item.last_seen === null ? Number.NaN : Date.parse(item.last_seen);
@@ -38,7 +52,7 @@ export async function estateReadings(series: Series, staleAfterS: number, now: D
       disks: usedRatios(details.get(item.name)?.disks ?? []),
     };
   });
-  return { nodes, pulseStatus: typeof status === 'string' ? status : null, staleAfterS };
+  return { nodes, pulseStatus: typeof status === 'string' ? status : null, staleAfterS, schedules: schedules.items.map((s) => ({ ...s, lastCheckInAgoS: s.last_checkin_at === null ? null : Math.max(0, (now.getTime() - Date.parse(s.last_checkin_at)) / 1000) })) };
 }
 
 /** The used share of each file system of the newest sample among `newestFirst` (the snapshots with its `ts`), one per mount. */

@@ -3,7 +3,7 @@ import type { EstateContext } from '../../api/context.ts';
 import { estateLogs } from '../../api/operations/estate-logs.ts';
 import { health } from '../../api/operations/system.ts';
 import { runOperation } from '../../api/run-operation.ts';
-import { elapsedText } from '../../core/events.ts';
+import { elapsedText } from '../../core/elapsed-text.ts';
 import type { JsonRecord } from '../../core/jsonl/parse-record.ts';
 import { messageOf } from '../../core/section.ts';
 import { html, type SafeHtml } from './html.ts';

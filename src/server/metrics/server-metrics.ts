@@ -13,6 +13,7 @@ import type { EstateReadings } from '../../core/metrics/estate-readings.ts';
 /** Seconds: from a cached read (under a millisecond) to a slow external source. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const PULSE_STATES = ['healthy', 'degraded', 'unhealthy', 'unknown'] as const;
+const SCHEDULE_STATES = ['new', 'up', 'late', 'down'] as const;
 const OPENMETRICS = 'application/openmetrics-text';
 
 export interface ServerMetricsOptions {
@@ -93,12 +94,28 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     labelNames: ['node', 'mount'] as const,
     registers,
   });
+  const scheduleState = new Gauge({
+    name: 'estate_schedule_state',
+    help: "1 for a schedule's state (new, up, late, down: GET /schedules), 0 for the others.",
+    labelNames: ['schedule', 'state'] as const,
+    registers,
+  });
+  const lastCheckIn = new Gauge({
+    name: 'estate_schedule_last_checkin_seconds',
+    help: "Seconds since a schedule's newest check-in (a schedule with none has none).",
+    labelNames: ['schedule'] as const,
+    registers,
+  });
   const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
 
   /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
   const readEstate = async () => {
     const estate = await options.readings();
-    for (const gauge of [lastSeen, stale, pulse, diskUsed]) gauge.reset();
+    for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn]) gauge.reset();
+    for (const s of estate.schedules) {
+      for (const state of SCHEDULE_STATES) scheduleState.set({ schedule: s.name, state }, state === s.state ? 1 : 0);
+      if (s.lastCheckInAgoS !== null) lastCheckIn.set({ schedule: s.name }, s.lastCheckInAgoS);
+    }
     nodes.set(estate.nodes.length);
     const newest = pulseState(estate.pulseStatus);
     for (const s of PULSE_STATES) estatePulse.set({ status: s }, s === newest ? 1 : 0);
