@@ -31,6 +31,12 @@ async function estateOfTwoNodes(t: Parameters<typeof tempDataDir>[0]) {
       line({ ts: ago(30), node: 'web-1', status: 'degraded', checks: { 'disk:/data': { status: 'degraded', value: 75 } } }) +
       line({ ts: ago(10), status: 'unhealthy', checks: {} }),
   );
+  await writeFile(
+    path.join(dir, 'builds.jsonl'),
+    [ago(10 * 86_400), ago(3600), ago(600), ago(60)]
+      .map((ts, i) => line({ ts, project: 'estate', status: i === 1 ? 'success' : i === 0 ? 'success' : 'failure', duration_s: 30 }))
+      .join(''),
+  );
   return dir;
 }
 
@@ -131,11 +137,26 @@ test("/metrics reports each node's last sign of life, staleness, pulse and file 
   assert.equal(valueOf(samples, 'estate_disk_used_ratio', { node: 'db-1', mount: '/' }), 0.1);
   assert.equal(samples.filter((s) => s.name === 'estate_disk_used_ratio').length, 3);
 
+  // Builds of the last 7 days by status; the older one is out of the window.
+  assert.equal(valueOf(samples, 'estate_builds_last_7d', { status: 'success' }), 1);
+  assert.equal(valueOf(samples, 'estate_builds_last_7d', { status: 'failure' }), 2);
+  assert.equal(valueOf(samples, 'estate_builds_last_7d', { status: 'cancelled' }), 0);
+  // Each board's newest completion.
+  assert.equal(samples.filter((s) => s.name === 'estate_board_last_completion_seconds').length, 0, 'no completion yet');
+  for (const board of ['ops', 'garden']) {
+    const r = await runEstate(['work', 'complete', '--board', board, '--task-id', `t-${board}`, '--assignee', 'cron', '--title', 't', '--data-dir', dir]);
+    assert.equal(r.code, 0, r.stderr);
+  }
+
   // A node that appears is in the next scrape.
   await writeFile(path.join(dir, 'trends.jsonl'), line({ ts: ago(1), node: 'cache-1', cpu_pct: 1 }), { flag: 'a' });
   const next = parseExposition((await server.get('/metrics', { 'X-API-Key': key })).text);
   assert.equal(valueOf(next, 'estate_nodes'), 3);
   assert.equal(valueOf(next, 'estate_node_stale', { node: 'cache-1' }), 0);
+  for (const board of ['ops', 'garden']) {
+    const age = valueOf(next, 'estate_board_last_completion_seconds', { board }) as number;
+    assert.ok(age >= 0 && age < 60, `${board}: ${age}`);
+  }
 });
 
 test('/metrics answers OpenMetrics when Accept ranks it first, as Prometheus asks, and the text format otherwise', async (t) => {

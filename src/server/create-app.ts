@@ -55,7 +55,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
   });
   const onAuthFailed = ({ carrier, keyId, path }: AuthFailure) => log({ level: 'warn', time: new Date().toISOString(), event: 'auth_failed', carrier, key_id: keyId, path });
   const metrics = createServerMetrics({
-    readings: () => estateReadings(ctx.store, { staleAfterS: ctx.config.events.stale_after_s, schedules: ctx.config.schedules }, ctx.now()),
+    readings: () => estateReadings(ctx.dataDir, ctx.store, { staleAfterS: ctx.config.events.stale_after_s, schedules: ctx.config.schedules }, ctx.now()),
     streams: workStream.open,
     version: VERSION,
   });

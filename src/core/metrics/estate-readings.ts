@@ -1,3 +1,4 @@
+import { BUILD_STATUSES, buildDigest } from '../builds.ts';
 import { readNodes } from '../hub/list-nodes.ts';
 import { listSchedules, type ScheduleItem } from '../schedules/read-schedules.ts';
 import type { ScheduleConfig } from '../schedules/schedule-spec.ts';
@@ -25,21 +26,31 @@ export interface EstateReadings {
   /** The status of the newest pulse entry of the estate, any node's or none's (GET /health/pulse/latest); null when there is none. */
   pulseStatus: string | null;
   staleAfterS: number;
+  /** Per board of the work completions: seconds since its newest completion. */
+  boards: { board: string; lastCompletionAgoS: number }[];
+  /** Builds of the last BUILD_WINDOW_DAYS days by status (builds.jsonl, as GET /builds reads it). */
+  builds: { status: (typeof BUILD_STATUSES)[number]; count: number }[];
   /** Every schedule of the config with its state (GET /schedules), and the seconds since its newest check-in (null: none yet). */
   schedules: (ScheduleItem & { lastCheckInAgoS: number | null })[];
 }
 
+/** The window of the build counts, as `GET /builds`'s default. */
+export const BUILD_WINDOW_DAYS = 7;
+
 export async function estateReadings(
+  dataDir: string,
   store: { series: Series; completions: KeyedRecords },
   config: { staleAfterS: number; schedules: readonly ScheduleConfig[] },
   now: Date,
 ): Promise<EstateReadings> {
   const { series } = store;
   const { staleAfterS } = config;
-  const [{ list, details }, newest, schedules] = await Promise.all([
+  const [{ list, details }, newest, schedules, boards, builds] = await Promise.all([
     readNodes(series, staleAfterS, now),
     series.newest('pulse', 1),
     listSchedules(store.completions, config.schedules, now),
+    boardReadings(store.completions, now),
+    buildDigest(dataDir, BUILD_WINDOW_DAYS, now),
   ]);
   const status = newest.items[0]?.status;
   const nodes = list.items.map((item): NodeReading => {
@@ -52,7 +63,25 @@ export async function estateReadings(
       disks: usedRatios(details.get(item.name)?.disks ?? []),
     };
   });
-  return { nodes, pulseStatus: typeof status === 'string' ? status : null, staleAfterS, schedules: schedules.items.map((s) => ({ ...s, lastCheckInAgoS: s.last_checkin_at === null ? null : Math.max(0, (now.getTime() - Date.parse(s.last_checkin_at)) / 1000) })) };
+  return {
+    nodes,
+    pulseStatus: typeof status === 'string' ? status : null,
+    staleAfterS,
+    boards,
+    builds: BUILD_STATUSES.map((s) => ({ status: s, count: builds[s] })),
+    schedules: schedules.items.map((s) => ({ ...s, lastCheckInAgoS: s.last_checkin_at === null ? null : Math.max(0, (now.getTime() - Date.parse(s.last_checkin_at)) / 1000) })) };
+}
+
+/** Each board of the completions (from the kept tally: the boards of each assignee) and the age of its newest completion (its index). */
+async function boardReadings(completions: KeyedRecords, now: Date): Promise<{ board: string; lastCompletionAgoS: number }[]> {
+  const tally = await completions.tally([]);
+  const boards = [...new Set(tally.groups.flatMap((g) => g.distinct))].sort();
+  const newest = await Promise.all(boards.map((board) => completions.newest(1, { facet: 'board', value: board })));
+  return boards.flatMap((board, i) => {
+    const at = newest[i]?.records[0]?.completed_at;
+    const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+    return Number.isFinite(ms) ? [{ board, lastCompletionAgoS: Math.max(0, (now.getTime() - ms) / 1000) }] : [];
+  });
 }
 
 /** The used share of each file system of the newest sample among `newestFirst` (the snapshots with its `ts`), one per mount. */

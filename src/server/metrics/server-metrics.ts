@@ -106,12 +106,26 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     labelNames: ['schedule'] as const,
     registers,
   });
+  const boardLast = new Gauge({
+    name: 'estate_board_last_completion_seconds',
+    help: "Seconds since a board's newest work completion.",
+    labelNames: ['board'] as const,
+    registers,
+  });
+  const builds = new Gauge({
+    name: 'estate_builds_last_7d',
+    help: 'Builds of the last 7 days by status (builds.jsonl, as GET /builds counts them).',
+    labelNames: ['status'] as const,
+    registers,
+  });
   const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
 
   /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
   const readEstate = async () => {
     const estate = await options.readings();
-    for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn]) gauge.reset();
+    for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn, boardLast]) gauge.reset();
+    for (const b of estate.boards) boardLast.set({ board: b.board }, b.lastCompletionAgoS);
+    for (const b of estate.builds) builds.set({ status: b.status }, b.count);
     for (const s of estate.schedules) {
       for (const state of SCHEDULE_STATES) scheduleState.set({ schedule: s.name, state }, state === s.state ? 1 : 0);
       if (s.lastCheckInAgoS !== null) lastCheckIn.set({ schedule: s.name }, s.lastCheckInAgoS);
