@@ -239,6 +239,16 @@ const SECTIONS = {
       })
       .optional()),
   events: once(() => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).prefault({})),
+  alerts: once(() =>
+    z
+      .strictObject({
+        /** How long a pulse condition (degraded, unhealthy, healthy again) must hold before its event fires (DESIGN.md 7c): a duration, default 1m; 0s fires on the first entry. */
+        hold: z
+          .string()
+          .refine((t) => t === '0s' || isDuration(t), 'a whole number and a unit, like 1m or 30s (0s: at once), at most 3650d')
+          .default('1m'),
+      })
+      .prefault({})),
   schedules: once(() =>
     z
       .array(scheduleSchema())
@@ -404,6 +414,11 @@ export function assertDataDir(dir: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** This node's name: `node_name` in the config, else the host name (DESIGN.md 7a; `--node` overrides it where a command takes one). */
+/** What /events watches besides the state files (EventWatch): the schedules, the pulse alerts' hold, this node's name. */
+export function eventWatch(config: Pick<EstateConfig, 'node_name' | 'schedules' | 'alerts'>): { schedules: EstateConfig['schedules']; holdMs: number; thisNode: string } {
+  return { schedules: config.schedules, holdMs: config.alerts.hold === '0s' ? 0 : parseDuration(config.alerts.hold, 'alerts.hold'), thisNode: nodeName(config) };
+}
+
 export function nodeName(config: Pick<EstateConfig, 'node_name'>): string {
   return config.node_name ?? os.hostname();
 }

@@ -1,4 +1,5 @@
 import { elapsedText } from './elapsed-text.ts';
+import { allPulseAlerts } from './alerts/read-pulse-alerts.ts';
 import { allScheduleEvents } from './schedules/read-schedules.ts';
 import type { ScheduleConfig } from './schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from './state-files.ts';
@@ -6,10 +7,17 @@ import type { KeyedRecords, Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
-  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered';
-  source: 'heartbeat' | 'scoreboard' | 'schedule';
+  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered' | 'pulse_degraded' | 'pulse_unhealthy' | 'pulse_recovered';
+  source: 'heartbeat' | 'scoreboard' | 'schedule' | 'pulse';
   subject: string;
   message: string;
+}
+
+/** What else the events come from: the config's schedules, the pulse alerts' hold (`alerts.hold`), and this node's name (for pulse entries without one). */
+export interface EventWatch {
+  schedules: readonly ScheduleConfig[];
+  holdMs: number;
+  thisNode: string;
 }
 
 export interface EventList {
@@ -32,22 +40,26 @@ type Entry = Record<string, unknown>;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
  * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
  * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
- * Each of `schedules` adds its state changes (`schedule_late`, `schedule_down`,
- * `schedule_recovered`: schedule-status.ts) from the store's completions.
+ * Each of `watch.schedules` adds its state changes (`schedule_late`,
+ * `schedule_down`, `schedule_recovered`: schedule-status.ts) from the
+ * store's completions, and each node's pulse its alerts (`pulse_degraded`,
+ * `pulse_unhealthy`, `pulse_recovered` once held for `watch.holdMs`:
+ * alerts/pulse-alerts.ts) from its newest entries.
  */
 export async function estateEvents(
-  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat'>; completions: KeyedRecords } },
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords } },
   limit: number,
   staleAfterS: number,
   now: Date,
-  schedules: readonly ScheduleConfig[] = [],
+  watch: EventWatch = { schedules: [], holdMs: 60_000, thisNode: 'this-node' },
 ): Promise<EventList> {
-  const [heartbeat, scoreboard, scheduled] = await Promise.all([
+  const [heartbeat, scoreboard, scheduled, pulses] = await Promise.all([
     ctx.store.series.heartbeat(),
     readStateDocument(ctx.dataDir, 'scoreboard'),
-    schedules.length ? allScheduleEvents(ctx.store.completions, schedules, now) : [],
+    watch.schedules.length ? allScheduleEvents(ctx.store.completions, watch.schedules, now) : [],
+    allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now),
   ]);
-  const events: EstateEvent[] = scheduled.map((e) => ({ ...e, source: 'schedule' }));
+  const events: EstateEvent[] = [...scheduled.map((e) => ({ ...e, source: 'schedule' as const })), ...pulses.map((e) => ({ ...e, source: 'pulse' as const }))];
   const errors: string[] = [];
   const nodes = heartbeatNodes(heartbeat, errors);
   let skipped = nodes.skipped;

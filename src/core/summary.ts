@@ -1,4 +1,4 @@
-import { nodeName } from '../config.ts';
+import { eventWatch, nodeName } from '../config.ts';
 import { buildDigest } from './builds.ts';
 import { estateEvents } from './events.ts';
 import type { SourceContext } from './external-sources.ts';
@@ -61,7 +61,7 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
       return { days: d.days, total: d.total, success: d.success, failure: d.failure, cancelled: d.cancelled, success_rate: d.success_rate };
     }),
     sectionOf('state files', { stale_nodes: null, latest: null }, async () => {
-      const list = await estateEvents(ctx, 1000, config.events.stale_after_s, now, config.schedules);
+      const list = await estateEvents(ctx, 1000, config.events.stale_after_s, now, eventWatch(config));
       const stale = list.items.filter((e) => e.kind === 'node_stale').map((e) => e.subject);
       return { stale_nodes: [...new Set(stale)], latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
     }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DATA_FILES } from '../../core/data-files.ts';
+import { eventWatch } from '../../config.ts';
 import { estateEvents } from '../../core/events.ts';
 import { defineOperation } from '../define-operation.ts';
 import { dateTime, limitParam } from '../schemas.ts';
@@ -13,15 +14,16 @@ export const eventsList = defineOperation({
   summary: 'Recent estate events from the heartbeat, the scoreboard and the schedules, newest first',
   description:
     'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`. ' +
-    'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell.',
+    'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell. ' +
+    'Each node\'s pulse (its newest 200 entries; an entry without a node is this node\'s) adds `pulse_degraded`, `pulse_unhealthy` and `pulse_recovered` once a status has held for `alerts.hold` (default `1m`), naming the failing checks.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
     items: z.array(
       z
         .object({
           ts: dateTime('When it happened (a stale node: when it became stale), UTC.'),
-          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered']),
-          source: z.enum(['heartbeat', 'scoreboard', 'schedule']),
+          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered', 'pulse_degraded', 'pulse_unhealthy', 'pulse_recovered']),
+          source: z.enum(['heartbeat', 'scoreboard', 'schedule', 'pulse']),
           subject: z.string(),
           message: z.string(),
         })
@@ -33,6 +35,6 @@ export const eventsList = defineOperation({
     skipped_entries: z.int(),
     errors: z.array(z.string()),
   }).meta({ id: 'EstateEventPage' }),
-  handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now(), ctx.config.schedules),
+  handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now(), eventWatch(ctx.config)),
   cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`, DATA_FILES.completions], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });
