@@ -53,14 +53,22 @@ export async function estateEvents(
   now: Date,
   watch: EventWatch = { schedules: [], holdMs: 60_000, thisNode: 'this-node' },
 ): Promise<EventList> {
+  const errors: string[] = [];
+  // The schedules' and the pulse's events are extra: one that cannot be read is named in `errors`, and the rest answers.
+  const extra = <T>(what: string, read: () => Promise<T[]>) =>
+    read().catch((err: unknown) => {
+      // The code alone (an errno name, an estate error code): a message may hold a path.
+      const code = (err as { code?: unknown })?.code;
+      errors.push(`${what}: could not be read (${typeof code === 'string' ? code : 'error'})`);
+      return [] as T[];
+    });
   const [heartbeat, scoreboard, scheduled, pulses] = await Promise.all([
     ctx.store.series.heartbeat(),
     readStateDocument(ctx.dataDir, 'scoreboard'),
-    watch.schedules.length ? allScheduleEvents(ctx.store.completions, watch.schedules, now) : [],
-    allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now),
+    watch.schedules.length ? extra('schedules', () => allScheduleEvents(ctx.store.completions, watch.schedules, now)) : [],
+    extra('pulse alerts', () => allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now)),
   ]);
   const events: EstateEvent[] = [...scheduled.map((e) => ({ ...e, source: 'schedule' as const })), ...pulses.map((e) => ({ ...e, source: 'pulse' as const }))];
-  const errors: string[] = [];
   const nodes = heartbeatNodes(heartbeat, errors);
   let skipped = nodes.skipped;
 
