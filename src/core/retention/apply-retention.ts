@@ -9,6 +9,9 @@ import type { SeriesName, SeriesPruneResult, Store } from '../store/store.ts';
 /** How often retention runs: once an hour at most, whoever applies it (collectors, --once runs, servers of one data dir). */
 export const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
+/** How far ahead of a process's `now` the time of the last pass may be and still be one it sees as done (see applyRetention). */
+const SAME_MOMENT_MS = 60_000;
+
 /** The series retention prunes through the Store (builds are other tools', pruned by `estate prune` alone). */
 const RETAINED_SERIES: readonly SeriesName[] = ['trends', 'disk', 'pulse'];
 
@@ -33,7 +36,9 @@ export async function applyRetention(store: Store, dataDir: string, retentionMs:
   await ensureFolder(stamp);
   const due = await withFileLock(`${stamp}.lock`, async (lock) => {
     const last = await readDataFile(stamp).then((text) => Date.parse(text.trim()), () => NaN);
-    if (!Number.isNaN(last) && last <= now.getTime() && now.getTime() - last < RETENTION_EVERY_MS) return false;
+    // A time a little ahead of `now` is another process's that was due at the same moment and took the lock
+    // first (its clock read later than ours, before ours waited for the lock); one far ahead is a wrong clock's.
+    if (!Number.isNaN(last) && last <= now.getTime() + SAME_MOMENT_MS && now.getTime() - last < RETENTION_EVERY_MS) return false;
     await lock.check();
     await writeFileAtomic(stamp, `${now.toISOString()}\n`);
     return true;
