@@ -208,18 +208,7 @@ const SECTIONS = {
       .array(providerSchema())
       .max(100)
       .default([])
-      .superRefine(
-        (providers, ctx) => {
-          // Runs even when some entry is invalid (`when`), so every problem is reported at once.
-          const seen = new Set<unknown>();
-          providers.forEach((p: { name?: unknown } | null, i) => {
-            const name = p?.name;
-            if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate provider name "${name}"` });
-            seen.add(name);
-          });
-        },
-        { when: (payload) => Array.isArray(payload.value) },
-      )),
+      .superRefine(...uniqueNames('provider'))),
   providers_cache_s: once(() => cacheS().default(60)),
   stats: once(() =>
     z
@@ -254,17 +243,7 @@ const SECTIONS = {
       .array(scheduleSchema())
       .max(200)
       .default([])
-      .superRefine(
-        (schedules, ctx) => {
-          const seen = new Set<unknown>();
-          schedules.forEach((s: { name?: unknown } | null, i) => {
-            const name = s?.name;
-            if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate schedule name "${name}"` });
-            seen.add(name);
-          });
-        },
-        { when: (payload) => Array.isArray(payload.value) },
-      )),
+      .superRefine(...uniqueNames('schedule'))),
   collect: once(() =>
     z
       .strictObject({
@@ -301,6 +280,25 @@ const SECTIONS = {
   training: once(() => trainingSchema().prefault({})),
   serve: once(() => serveSchema().optional()),
 };
+
+/**
+ * The arguments of a list's superRefine that refuses two entries of one
+ * `name` (`duplicate provider name "x"` at the second). Runs even when some
+ * entry is invalid (`when`), so every problem is reported at once.
+ */
+function uniqueNames(what: string) {
+  return [
+    (entries: readonly ({ name?: unknown } | null)[], ctx: z.RefinementCtx) => {
+      const seen = new Set<unknown>();
+      entries.forEach((entry, i) => {
+        const name = entry?.name;
+        if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate ${what} name "${name}"` });
+        seen.add(name);
+      });
+    },
+    { when: (payload: { value: unknown }) => Array.isArray(payload.value) },
+  ] as const;
+}
 
 /** A schedule (DESIGN.md 7c): `every` or `cron` (with `tz`), a grace; checked as the schedules read it (schedule-spec.ts). */
 const scheduleSchema = () =>
