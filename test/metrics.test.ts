@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { HAS_PROMTOOL, parseExposition, promtoolCheck, valueOf } from './helpers/exposition.ts';
@@ -99,7 +100,7 @@ test('/metrics counts requests by route template and status class, never by the 
   // The scrape itself is in flight while it is answered.
   assert.equal(valueOf(samples, 'estate_http_requests_in_flight'), 1);
   assert.equal(valueOf(samples, 'estate_http_requests_refused_total', { reason: 'rate_limited' }), 0);
-  assert.equal(valueOf(samples, 'estate_build_info', { version: '1.0.0' }), 1);
+  assert.equal(valueOf(samples, 'estate_build_info', { version: VERSION }), 1);
   for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds']) {
     assert.ok(samples.some((s) => s.name === name), `${name} is there`);
   }

@@ -83,4 +83,5 @@ test('a bad duration, cron pattern or time zone is refused when the schedule is 
   assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, every: '1 day', grace: '1h' }), /every/);
   assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, cron: '61 * * * *', grace: '1h' }), /minute/);
   assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, cron: '0 3 * * *', tz: 'Mars/Olympus', grace: '1h' }), /timezone/i);
+  assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, cron: '0 0 30 2 *', grace: '1h' }), /has no next run/);
 });

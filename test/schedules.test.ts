@@ -28,8 +28,8 @@ async function scheduleOf(dir: string, name: string) {
 }
 
 test('a schedule checked in through the CLI goes up, late and down as time passes, and up again at the next check-in; /events says so', async (t) => {
-  // A fast schedule, so that the test sees it miss its time: due 1 s after a check-in, down 1 s later.
-  const dir = await withSchedules(t, [{ name: 'quick', board: 'ops', match: { task_id: 'backup-*' }, every: '1s', grace: '1s' }]);
+  // A fast schedule, so that the test sees it miss its time: due 4 s after a check-in, down 2 s later.
+  const dir = await withSchedules(t, [{ name: 'quick', board: 'ops', match: { task_id: 'backup-*' }, every: '4s', grace: '2s' }]);
   assert.equal((await scheduleOf(dir, 'quick'))?.state, 'new');
 
   const first = await complete(dir, 'backup-1');

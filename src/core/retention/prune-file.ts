@@ -106,6 +106,8 @@ function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<P
       let source = handle;
       let copied = await catchUp(source, out.handle, scanned.linesEnd);
       await out.handle.sync();
+      /** The late lines the round under way puts in place: where they are in the file renamed away before. */
+      let pending: { from: FileHandle; start: number; end: number } | undefined;
       for (let round = 1; ; round++) {
         const renamed = await locked(async (lock) => {
           if (!isFileAt(source, file)) return undefined;
@@ -118,6 +120,7 @@ function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<P
           copied = chaseSync(source.fd, out.handle.fd, copied);
           // The size of the new file at the rename: writers append to it from then on.
           const written = fstatSync(out.handle.fd).size;
+          lock.checkSync();
           renameSync(out.path, file);
           out.renamed = true;
           // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
@@ -127,10 +130,11 @@ function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<P
         });
         if (!renamed) {
           // Replaced before our first rename: prune the new log from its start. Replaced after it (by another
-          // prune, which read our file): the late lines of the old file can only be appended.
+          // prune, which read our renamed file and what was appended to it): only the late lines this round
+          // was to put in place are in neither, and can only be appended.
           if (round === 1) return undefined;
-          const late = await lateEnd(source, copied, 0);
-          if (late !== undefined) await locked(() => appendRange(source, file, copied, late));
+          const late = pending;
+          if (late) await locked(() => appendRange(late.from, file, late.start, late.end));
           break;
         }
         const late = await lateEnd(source, copied, LATE_WRITE_MS);
@@ -144,6 +148,7 @@ function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<P
         const next = await newTemp();
         await copyRange(out.handle, next.handle, 0, renamed.written);
         await copyRange(source, next.handle, copied, late);
+        pending = { from: source, start: copied, end: late };
         source = out.handle;
         copied = await catchUp(source, next.handle, renamed.written);
         await next.handle.sync();

@@ -35,8 +35,8 @@ export function readSchedule(config: ScheduleConfig): Schedule {
     return { config, graceMs, matches, dueAfter: (ms) => ms + everyMs };
   }
   const cron = new Cron(config.cron ?? '', { timezone: config.tz ?? 'UTC', paused: true });
-  // A first tick now shows a bad time zone (croner reads it lazily).
-  cron.nextRun(new Date(0));
+  // A first tick shows a bad time zone (croner reads it lazily), and a pattern that never runs (30 February).
+  if (cron.nextRun(new Date()) === null) throw new Error(`the pattern "${config.cron}" has no next run`);
   return {
     config,
     graceMs,
