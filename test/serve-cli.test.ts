@@ -106,6 +106,21 @@ test('serve over a data dir on a taken port says so in one line naming --port 0,
   assert.match(r.stderr, /^estate: port \d+ on 127\.0\.0\.1 is already in use: pass --port 0 to pick a free port, or another --port\n$/);
 });
 
+test('the warm-up before listening leaves nothing behind: no node, no series line in the served data dir, no temp dir', async (t) => {
+  const tmp = await freshTmp(t);
+  const dir = await tempDataDir(t);
+  const key = await newKey(dir);
+  const s = start(t, ['serve', '--data-dir', dir, '--port', '0'], { terminal: false, env: { TMPDIR: tmp } });
+  const url = (await s.waitFor(/at http:\/\/127\.0\.0\.1:\d+/)).slice('at '.length);
+  assert.deepEqual(await readdir(tmp), [], 'the warm-up data dir is removed before the server listens');
+  const nodes = await fetch(`${url}/nodes`, { headers: { 'X-API-Key': key } });
+  assert.equal(nodes.status, 200);
+  assert.deepEqual(((await nodes.json()) as { items: unknown[] }).items, []);
+  for (const file of ['trends.jsonl', 'disk.jsonl', 'health-pulse.jsonl']) assert.equal(await readFile(path.join(dir, file), 'utf8').catch(() => ''), '', file);
+  s.interrupt();
+  assert.equal(await s.exited, 0);
+});
+
 const unprivilegedStart = await readFile('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').then(Number, () => 1024);
 test(
   'serve on a port it may not bind says why and suggests --port 0, exit 1',

@@ -56,12 +56,13 @@ export function serveCommand(io: CliIO): Command {
   );
   cmd.action(async (options: ServeOptions) => {
     // The server's modules load only for this command, so other commands start fast.
-    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }, { startRetention }] = await Promise.all([
+    const [{ copyDemoEstate }, { createApp }, { listen, listenLimits }, { keepHeapSmall }, { startRetention }, { warmUp }] = await Promise.all([
       import('../../core/demo-estate.ts'),
       import('../../server/create-app.ts'),
       import('../../server/listen.ts'),
       import('../../server/heap-settings.ts'),
       import('../../core/retention/retention-timer.ts'),
+      import('../../server/warm-up.ts'),
     ]);
     keepHeapSmall(process.execArgv, io.env.NODE_OPTIONS);
     let stopped = false;
@@ -98,6 +99,9 @@ export function serveCommand(io: CliIO): Command {
         const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
         const envApiKey = envSettings(io.env).apiKey;
         const app = createApp(ctx, { envApiKey, log: sink.log });
+        // The hub's path runs on a throwaway data dir first, so the first batches nodes send find it compiled (src/server/warm-up.ts).
+        await warmUp();
+        if (stopped) return;
         let running;
         try {
           running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
