@@ -317,6 +317,9 @@ const scheduleSchema = () =>
     .superRefine((s, ctx) => {
       if ((s.every === undefined) === (s.cron === undefined)) ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of "every" and "cron"' });
       if (s.tz !== undefined && s.cron === undefined) ctx.addIssue({ code: 'custom', path: ['tz'], message: '"tz" goes with "cron"' });
+      if (s.min_runtime !== undefined && s.max_runtime !== undefined && isDuration(s.min_runtime) && isDuration(s.max_runtime) && parseDuration(s.min_runtime, 'min_runtime') >= parseDuration(s.max_runtime, 'max_runtime')) {
+        ctx.addIssue({ code: 'custom', path: ['min_runtime'], message: '"min_runtime" must be shorter than "max_runtime"' });
+      }
       if (s.cron === undefined) return;
       const problem = cronProblem(s.cron, s.tz);
       if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });

@@ -85,3 +85,65 @@ test('a bad duration, cron pattern or time zone is refused when the schedule is 
   assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, cron: '0 3 * * *', tz: 'Mars/Olympus', grace: '1h' }), /timezone/i);
   assert.throws(() => readSchedule({ name: 'x', board: 'ops', match: { task_id: '*' }, cron: '0 0 30 2 *', grace: '1h' }), /has no next run/);
 });
+
+// Runs with a start (DESIGN.md 7c): max_runtime and min_runtime.
+const timed = readSchedule({ name: 'backup', board: 'ops', match: { task_id: 'backup-*' }, every: '1d', grace: '1h', min_runtime: '1m', max_runtime: '2h' });
+const run = (startIso: string, endIso: string, taskId: string): CheckIn => ({ ms: at(endIso), taskId, startedMs: at(startIso) });
+
+test('a run started and not completed within max_runtime makes the schedule down at the overrun; its completion brings it up', () => {
+  // Due daily at 03:20 after backup-1; backup-2 starts early, at 00:30, so it passes max_runtime (2h) at 02:30, before it is due.
+  const last = run('2026-12-01T03:00:00Z', '2026-12-01T03:20:00Z', 'backup-1');
+  const open = [{ startedMs: at('2026-12-02T00:30:00Z'), taskId: 'backup-2' }];
+  assert.equal(scheduleStatus(timed, last, at('2026-12-02T02:29:59Z'), open).state, 'up', 'running, within max_runtime');
+  const over = scheduleStatus(timed, last, at('2026-12-02T02:30:01Z'), open);
+  assert.deepEqual([over.state, over.downMs], ['down', at('2026-12-02T02:30:00Z')]);
+  assert.deepEqual(
+    scheduleEvents(timed, [last], at('2026-12-02T02:45:00Z'), open).map((e) => [e.kind, e.ts, e.message]),
+    [['schedule_down', '2026-12-02T02:30:00.000Z', 'backup is down: backup-2, started 2026-12-02T00:30:00.000Z, has run longer than its max_runtime 2h 0m']],
+  );
+  // It completes at 03:00: down at 02:30 and up again at 03:00, once each.
+  const done = run('2026-12-02T00:30:00Z', '2026-12-02T03:00:00Z', 'backup-2');
+  assert.equal(scheduleStatus(timed, done, at('2026-12-02T04:00:00Z')).state, 'up');
+  assert.deepEqual(
+    scheduleEvents(timed, [last, done], at('2026-12-02T04:00:00Z')).map((e) => [e.kind, e.ts]),
+    [
+      ['schedule_down', '2026-12-02T02:30:00.000Z'],
+      ['schedule_recovered', '2026-12-02T03:00:00.000Z'],
+    ],
+  );
+  // A start is no check-in: the same run started on time at 03:00 and still running at 04:21 leaves the schedule down by lateness.
+  assert.equal(scheduleStatus(timed, last, at('2026-12-02T04:21:00Z'), [{ startedMs: at('2026-12-02T03:00:00Z'), taskId: 'backup-2' }]).state, 'down');
+  // Without a start a completion is a plain check-in: no runtime.
+  assert.deepEqual(scheduleEvents(timed, [checkIn('2026-12-01T03:00:00Z', 'backup-1'), checkIn('2026-12-02T02:00:00Z', 'backup-2')], at('2026-12-02T03:00:00Z')), []);
+});
+
+test('a run completed faster than min_runtime is schedule_too_fast at its completion; one just at it is not', () => {
+  const events = scheduleEvents(
+    timed,
+    [run('2026-12-01T03:00:00Z', '2026-12-01T03:00:04.250Z', 'backup-1'), run('2026-12-02T02:59:00Z', '2026-12-02T03:00:00Z', 'backup-2')],
+    at('2026-12-02T04:00:00Z'),
+  );
+  assert.deepEqual(
+    events.map((e) => [e.kind, e.ts, e.message]),
+    [['schedule_too_fast', '2026-12-01T03:00:04.250Z', 'backup ran too fast: backup-1 completed in 4.25s, under its min_runtime 1m']],
+  );
+});
+
+test('a run that overruns while the schedule is overdue too is one down spell and one recovery', () => {
+  // backup-1 checks in at 03:20 on day 1; backup-2 starts at 03:00 on day 2, hangs past 05:00 (max_runtime),
+  // and the schedule is also down by lateness from 04:20 (due 03:20 + 1h grace) until backup-2 completes at 09:00.
+  const last = run('2026-12-01T03:00:00Z', '2026-12-01T03:20:00Z', 'backup-1');
+  const done = run('2026-12-02T03:00:00Z', '2026-12-02T09:00:00Z', 'backup-2');
+  assert.deepEqual(
+    scheduleEvents(timed, [last, done], at('2026-12-02T10:00:00Z')).map((e) => [e.kind, e.ts]),
+    [
+      ['schedule_late', '2026-12-02T03:20:00.000Z'],
+      ['schedule_down', '2026-12-02T04:20:00.000Z'],
+      ['schedule_recovered', '2026-12-02T09:00:00.000Z'],
+    ],
+  );
+  // While it still runs, the state is down from the earlier of the two.
+  const open = [{ startedMs: at('2026-12-02T03:00:00Z'), taskId: 'backup-2' }];
+  const status = scheduleStatus(timed, last, at('2026-12-02T06:00:00Z'), open);
+  assert.deepEqual([status.state, status.downMs], ['down', at('2026-12-02T04:20:00Z')]);
+});

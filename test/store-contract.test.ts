@@ -126,6 +126,35 @@ for (const kind of storesUnderTest()) {
     assert.equal(await opened.store.completions.get(String(record.entry_id)), undefined);
   });
 
+  test(`${kind.name}: a record is found by its key; a run's start is kept once; the service's extra fields follow the time and are not compared on a replay`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const { starts, completions } = opened.store;
+    const started = await starts.write({ task_id: 'backup-1', board: 'ops', assignee: 'cron' }, at(0));
+    assert.equal(started.outcome, 'created');
+    assert.match(String(started.record.id), /^ws_[0-9a-f]{16}$/);
+    assert.deepEqual(Object.keys(started.record), ['id', 'task_id', 'board', 'assignee', 'started_at']);
+    assert.equal((await starts.write({ task_id: 'backup-1', board: 'ops', assignee: 'cron' }, at(5))).outcome, 'replayed');
+    assert.deepEqual((await starts.write({ task_id: 'backup-1', board: 'ops', assignee: 'other' }, at(5))).differing, ['assignee']);
+    // Another instance sees it by its key; another board's same task is not it.
+    const other = await opened.another();
+    assert.deepEqual(await other.starts.byKey(['ops', 'backup-1']), started.record);
+    assert.equal(await other.starts.byKey(['garden', 'backup-1']), undefined);
+    assert.equal(await other.starts.byKey(['ops', 'backup-2']), undefined);
+
+    const extra = (time: Date) => ({ started_at: at(0)().toISOString(), duration_s: (time.getTime() - at(0)().getTime()) / 1000 });
+    const done = await completions.write(completion('backup-1'), at(1500), extra);
+    assert.equal(done.outcome, 'created');
+    assert.deepEqual(Object.keys(done.record), ['id', 'task_id', 'board', 'assignee', 'title', 'completed_at', 'started_at', 'duration_s']);
+    assert.equal(done.record.duration_s, 1.5);
+    assert.deepEqual(await other.completions.byKey(['ops', 'backup-1']), done.record);
+    assert.deepEqual((await other.completions.newest(1)).records[0], done.record);
+    // A replay without the extra fields is the same completion.
+    const replay = await completions.write(completion('backup-1'), at(9000));
+    assert.equal(replay.outcome, 'replayed');
+    assert.deepEqual(replay.record, done.record);
+  });
+
   test(`${kind.name}: since resumes after an id, oldest first, bounded, optionally of one facet`, async (t) => {
     const opened = await open(t);
     if (!opened) return;

@@ -21,7 +21,7 @@ import { waitUntil } from './helpers/wait-until.ts';
 const LIMITS = { maxRunsPerUser: 100, maxParamsBytes: 65_536 };
 /** More completions than one page of the copy (1000), so paging is crossed. */
 const COMPLETIONS = 1234;
-const KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
+const KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
 
 async function postgresOrSkip(t: TestContext): Promise<TestPostgres | undefined> {
   const pg = await startPostgres(t);
@@ -58,6 +58,11 @@ async function fillEstate(t: TestContext, dir: string): Promise<{ key: string; r
     writes.push(store.entries.write({ title: `post ${i}`, slug: `post-${i}`, content_type: i % 2 ? 'note' : 'article', target_site: 'blog', url: `https://blog.example/${i}` }, now));
   }
   for (const w of await Promise.all(writes)) assert.equal(w.outcome, 'created');
+  // Three runs started; the first completed, so its completion carries its start and duration.
+  for (let i = 0; i < 3; i++) assert.equal((await store.starts.write({ task_id: `run-${i}`, board: 'ops', ...(i ? { assignee: 'cron' } : {}) }, now)).outcome, 'created');
+  const started = (await store.starts.byKey(['ops', 'run-0'])) as JsonRecord;
+  const timing = (time: Date) => ({ started_at: started.started_at, duration_s: (time.getTime() - Date.parse(String(started.started_at))) / 1000 });
+  assert.equal((await store.completions.write({ task_id: 'run-0', board: 'ops', assignee: 'cron', title: 'run 0' }, now, timing)).record.duration_s, 3);
   const run = await store.training.create('alice', { name: 'first', model: 'small', params: { lr: 0.1, epochs: 3, layers: [64, 32] } }, LIMITS, now());
   await store.training.create('bob', { dataset: 'logs' }, LIMITS, now());
   const key = await store.credentials.create({ userId: 'alice', name: 'laptop' });
@@ -77,6 +82,7 @@ async function estateFiles(dir: string) {
   const runs = Object.fromEntries(await Promise.all(runNames.map(async (n) => [n, JSON.parse(await text(`training/runs/${n}`))])));
   return {
     completions: await text('work/completions.jsonl'),
+    starts: await text('work/starts.jsonl'),
     entries: await text('publishing/entries.jsonl'),
     runs,
     keys: JSON.parse(await text('keys.json')).keys,
@@ -101,7 +107,8 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   const toPostgres = await copy(source, pg.urlWithoutPassword, { PGPASSWORD: pg.password });
   assert.equal(toPostgres.code, 0, toPostgres.stderr);
   assert.deepEqual(counts(toPostgres.json), {
-    completions: [COMPLETIONS, 0, 0],
+    completions: [COMPLETIONS + 1, 0, 0],
+    starts: [3, 0, 0],
     entries: [5, 0, 0],
     training_runs: [2, 0, 0],
     api_keys: [3, 0, 0],
@@ -109,7 +116,7 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   });
   assert.equal(toPostgres.json.from, source);
   assert.equal(toPostgres.json.to, `postgres://postgres@127.0.0.1:${pg.port}/${pg.database}`);
-  assert.match(toPostgres.stderr, new RegExp(`^completions: +${COMPLETIONS} copied, 0 already there, 0 conflicts$`, 'm'));
+  assert.match(toPostgres.stderr, new RegExp(`^completions: +${COMPLETIONS + 1} copied, 0 already there, 0 conflicts$`, 'm'));
   assert.ok(!toPostgres.stdout.includes(pg.password) && !toPostgres.stderr.includes(pg.password), 'the password is never shown');
 
   // PostgreSQL answers the feed as the data dir did: same records, same order, newest first.
@@ -123,7 +130,8 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   const again = await copy(source, pg.url);
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(counts(again.json), {
-    completions: [0, COMPLETIONS, 0],
+    completions: [0, COMPLETIONS + 1, 0],
+    starts: [0, 3, 0],
     entries: [0, 5, 0],
     training_runs: [0, 2, 0],
     api_keys: [0, 3, 0],
@@ -137,6 +145,7 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   const after = await estateFiles(target);
   // The logs byte for byte: every id, time and field, in the same order.
   assert.equal(after.completions, before.completions);
+  assert.equal(after.starts, before.starts);
   assert.equal(after.entries, before.entries);
   assert.deepEqual(after.runs, before.runs);
   assert.deepEqual(after.keys, before.keys);
@@ -214,6 +223,7 @@ test('a conflict exits 5, is reported, and overwrites nothing; everything else i
   assert.equal(r.code, 5, r.stderr);
   assert.deepEqual(counts(r.json), {
     completions: [1, 0, 1],
+    starts: [0, 0, 0],
     entries: [0, 0, 0],
     training_runs: [0, 0, 0],
     api_keys: [0, 0, 0],

@@ -7,6 +7,7 @@ export const DATA_FILES = {
   pulse: 'health-pulse.jsonl',
   builds: 'builds.jsonl',
   completions: 'work/completions.jsonl',
+  starts: 'work/starts.jsonl',
   entries: 'publishing/entries.jsonl',
   trainingRuns: 'training/runs',
   trainingUsers: 'training/users',

@@ -7,7 +7,7 @@ import type { KeyedRecords, Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
-  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered' | 'pulse_degraded' | 'pulse_unhealthy' | 'pulse_recovered';
+  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered' | 'schedule_too_fast' | 'pulse_degraded' | 'pulse_unhealthy' | 'pulse_recovered';
   source: 'heartbeat' | 'scoreboard' | 'schedule' | 'pulse';
   subject: string;
   message: string;
@@ -41,13 +41,13 @@ type Entry = Record<string, unknown>;
  * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
  * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
  * Each of `watch.schedules` adds its state changes (`schedule_late`,
- * `schedule_down`, `schedule_recovered`: schedule-status.ts) from the
- * store's completions, and each node's pulse its alerts (`pulse_degraded`,
+ * `schedule_down`, `schedule_recovered`, `schedule_too_fast`: schedule-status.ts)
+ * from the store's completions and run starts, and each node's pulse its alerts (`pulse_degraded`,
  * `pulse_unhealthy`, `pulse_recovered` once held for `watch.holdMs`:
  * alerts/pulse-alerts.ts) from its newest entries.
  */
 export async function estateEvents(
-  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords } },
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords } },
   limit: number,
   staleAfterS: number,
   now: Date,
@@ -65,7 +65,7 @@ export async function estateEvents(
   const [heartbeat, scoreboard, scheduled, pulses] = await Promise.all([
     ctx.store.series.heartbeat(),
     readStateDocument(ctx.dataDir, 'scoreboard'),
-    watch.schedules.length ? extra('schedules', () => allScheduleEvents(ctx.store.completions, watch.schedules, now)) : [],
+    watch.schedules.length ? extra('schedules', () => allScheduleEvents(ctx.store, watch.schedules, now)) : [],
     extra('pulse alerts', () => allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now)),
   ]);
   const events: EstateEvent[] = [...scheduled.map((e) => ({ ...e, source: 'schedule' as const })), ...pulses.map((e) => ({ ...e, source: 'pulse' as const }))];

@@ -48,7 +48,7 @@ export interface Garden {
  * its own `error`; one unreadable log never fails the whole answer.
  */
 export async function gardenFeed(
-  ctx: { config: EstateConfig; store: Pick<Store, 'completions' | 'entries' | 'series'> },
+  ctx: { config: EstateConfig; store: Pick<Store, 'completions' | 'starts' | 'entries' | 'series'> },
   now: Date,
 ): Promise<Garden> {
   const { config, store } = ctx;

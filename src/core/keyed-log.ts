@@ -20,8 +20,10 @@ export interface KeyedLogSpec {
   key: readonly [string, string];
   /** The id the service adds (stored first): field name and prefix, followed by 16 hex digits. */
   id: { field: string; prefix: string };
-  /** The time the service adds (stored last), ISO 8601 UTC. */
+  /** The time the service adds (stored after the client's fields), ISO 8601 UTC. */
   time: string;
+  /** Fields the service may add after the time (WriteExtra), in stored order. */
+  extra?: readonly string[];
   /** Client fields the log is also looked up by (the id always is). */
   facets: readonly string[];
   /** How `KeyedRecords.tally` groups: by one client field, with the distinct values of another per group. */
@@ -61,14 +63,26 @@ function textField(name: string): (record: JsonRecord) => string | undefined {
  * written), `conflict` when other fields were (with the stored record and
  * the fields that differ). Absent and null optional fields are the same.
  */
-export async function writeKeyed(log: RecordLog, spec: KeyedLogSpec, input: object, now: () => Date): Promise<KeyedWriteResult> {
+export async function writeKeyed(log: RecordLog, spec: KeyedLogSpec, input: object, now: () => Date, extra?: WriteExtra): Promise<KeyedWriteResult> {
   const fields = pick(input, spec.fields);
   const result = await log.append({
     key: keyOf(spec, fields),
     same: (stored) => differing(stored, fields, spec.fields).length === 0,
-    create: () => ({ [spec.id.field]: `${spec.id.prefix}${randomBytes(8).toString('hex')}`, ...fields, [spec.time]: now().toISOString() }),
+    create: () => newKeyedRecord(spec, fields, now, extra),
   });
   return { ...result, differing: result.outcome === 'conflict' ? differing(result.record, fields, spec.fields) : [] };
+}
+
+/**
+ * Fields the service adds to a new record after its time, given that time
+ * (a completion's `started_at` and `duration_s`); not compared on a replay.
+ */
+export type WriteExtra = (time: Date) => JsonRecord;
+
+/** A new record of `spec`: a fresh id first, the client's `fields`, the time, then `extra`'s fields. */
+export function newKeyedRecord(spec: KeyedLogSpec, fields: JsonRecord, now: () => Date, extra?: WriteExtra): JsonRecord {
+  const time = now();
+  return { [spec.id.field]: `${spec.id.prefix}${randomBytes(8).toString('hex')}`, ...fields, [spec.time]: time.toISOString(), ...extra?.(time) };
 }
 
 /**
@@ -119,7 +133,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function keyOf(spec: KeyedLogSpec, record: JsonRecord): string {
+/** The key `record` is stored under: its `spec.key` fields' values. */
+export function keyOf(spec: KeyedLogSpec, record: JsonRecord): string {
   return JSON.stringify(spec.key.map((f) => record[f]));
 }
 

@@ -221,6 +221,14 @@ export class RecordLog {
     return frozen;
   }
 
+  /** The record stored under `key` (AppendRequest.key), if any. */
+  byKey(key: string): Promise<JsonRecord | undefined> {
+    return this.#settled(async (handle, index) => {
+      const records = await loadRecords(handle, index, index.keyCandidates(key));
+      return records.find((r) => index.keyOf(r) === key);
+    });
+  }
+
   /** The first record whose facet `facet` is `value`. */
   find(facet: string, value: string): Promise<JsonRecord | undefined> {
     return this.#settled(async (handle, index) => {

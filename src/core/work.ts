@@ -1,5 +1,5 @@
 import type { JsonRecord } from './jsonl/parse-record.ts';
-import type { KeyedLogSpec, KeyedWriteResult } from './keyed-log.ts';
+import type { KeyedLogSpec, KeyedWriteResult, WriteExtra } from './keyed-log.ts';
 import type { LogPage } from './record-log.ts';
 import type { KeyedRecords } from './store/store.ts';
 
@@ -16,7 +16,8 @@ export interface CompletionInput {
 
 /**
  * `work/completions.jsonl`: `{id, task_id, board, assignee, title, commit_sha?,
- * output_url?, summary?, completed_at}`, once per (board, task_id); `id` is `wc_` + 16 hex.
+ * output_url?, summary?, completed_at, started_at?, duration_s?}`, once per
+ * (board, task_id); `id` is `wc_` + 16 hex; the last two for a run that had a start.
  */
 export const COMPLETIONS: KeyedLogSpec = {
   file: 'completions',
@@ -25,13 +26,14 @@ export const COMPLETIONS: KeyedLogSpec = {
   key: ['board', 'task_id'],
   id: { field: 'id', prefix: 'wc_' },
   time: 'completed_at',
+  extra: ['started_at', 'duration_s'],
   facets: ['board'],
   tally: { by: 'assignee', distinct: 'board' },
 };
 
-/** Records a completion once per (board, task_id); see KeyedRecords.write. */
-export function recordCompletion(completions: KeyedRecords, input: CompletionInput, now: () => Date): Promise<KeyedWriteResult> {
-  return completions.write(input, now);
+/** Records a completion once per (board, task_id), with `timing`'s fields when its run had a start (runTiming); see KeyedRecords.write. */
+export function recordCompletion(completions: KeyedRecords, input: CompletionInput, now: () => Date, timing?: WriteExtra): Promise<KeyedWriteResult> {
+  return completions.write(input, now, timing);
 }
 
 /** The newest `limit` completions, newest first, of one board with `board`. */

@@ -14,7 +14,7 @@ export const eventsList = defineOperation({
   summary: 'Recent estate events from the heartbeat, the scoreboard and the schedules, newest first',
   description:
     'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`. ' +
-    'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell. ' +
+    'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell; with `max_runtime`, `schedule_down` when a started run (`POST /work/start`) passes it, and with `min_runtime`, `schedule_too_fast` at the completion of a run that took less. ' +
     'Each node\'s pulse (its newest 200 entries; an entry without a node is this node\'s) adds `pulse_degraded`, `pulse_unhealthy` and `pulse_recovered` once a status has held for `alerts.hold` (default `1m`), naming the failing checks.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
@@ -22,7 +22,7 @@ export const eventsList = defineOperation({
       z
         .object({
           ts: dateTime('When it happened (a stale node: when it became stale), UTC.'),
-          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered', 'pulse_degraded', 'pulse_unhealthy', 'pulse_recovered']),
+          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered', 'schedule_too_fast', 'pulse_degraded', 'pulse_unhealthy', 'pulse_recovered']),
           source: z.enum(['heartbeat', 'scoreboard', 'schedule', 'pulse']),
           subject: z.string(),
           message: z.string(),

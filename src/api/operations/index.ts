@@ -24,6 +24,7 @@ import { trainingDelete, trainingGet, trainingList, trainingStart } from './trai
 import { trendsLatest, trendsList } from './trends.ts';
 import { trendsRange } from './trends-range.ts';
 import { workComplete, workFeedOp } from './work.ts';
+import { workStart } from './work-start.ts';
 
 /** Every operation of the API, in the order the docs and `estate --help` list them. */
 export const operations: readonly Operation[] = checkOperations([
@@ -59,6 +60,7 @@ export const operations: readonly Operation[] = checkOperations([
   agentsList,
   estateStatusGet,
   gardenGet,
+  workStart,
   workComplete,
   workFeedOp,
   schedulesList,

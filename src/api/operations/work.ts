@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { shareValue } from '../../core/jsonl/shared-records.ts';
+import { runTiming } from '../../core/runs/run-starts.ts';
 import { recordCompletion, workFeed } from '../../core/work.ts';
 import { EstateError } from '../../errors.ts';
 import { defineOperation, reply } from '../define-operation.ts';
@@ -32,6 +33,8 @@ export const completion = z
     output_url: z.string().optional(),
     summary: z.string().optional(),
     completed_at: dateTime('When estate recorded the completion, UTC.'),
+    started_at: dateTime('When the run started (`POST /work/start` of the same board and task_id), UTC; present only for a run that had a start.').optional(),
+    duration_s: z.number().nonnegative().optional().meta({ description: 'Seconds from `started_at` to `completed_at`, to the millisecond; present only with `started_at`.', examples: [93.417] }),
   })
   .meta({ id: 'WorkCompletion', description: 'A kanban task completion, as stored.' });
 
@@ -48,6 +51,7 @@ export const workComplete = defineOperation({
     'Stores the completion with an `id` and `completed_at`, durably (on disk before the answer), and answers **201** with the record.',
     'The same `(board, task_id)` sent again with the same fields answers **200** with the stored record and writes nothing, so retries are safe;',
     'with different fields it is **409**.',
+    'When the run had a start (`POST /work/start` of the same board and task_id), the record carries its `started_at` and `duration_s`.',
   ].join(' '),
   input: { body: completionBody },
   output: completion,
@@ -55,7 +59,8 @@ export const workComplete = defineOperation({
   replies: [200],
   errors: [409],
   handler: async ({ ctx, input }) => {
-    const { outcome, record, differing } = await recordCompletion(ctx.store.completions, input.body, ctx.now);
+    const timing = await runTiming(ctx.store.starts, input.body.board, input.body.task_id);
+    const { outcome, record, differing } = await recordCompletion(ctx.store.completions, input.body, ctx.now, timing);
     if (outcome === 'conflict') {
       throw new EstateError(
         'conflict',

@@ -39,7 +39,7 @@ export const BUILD_WINDOW_DAYS = 7;
 
 export async function estateReadings(
   dataDir: string,
-  store: { series: Series; completions: KeyedRecords },
+  store: { series: Series; completions: KeyedRecords; starts: KeyedRecords },
   config: { staleAfterS: number; schedules: readonly ScheduleConfig[] },
   now: Date,
 ): Promise<EstateReadings> {
@@ -48,7 +48,7 @@ export async function estateReadings(
   const [{ list, details }, newest, schedules, boards, builds] = await Promise.all([
     readNodes(series, staleAfterS, now),
     series.newest('pulse', 1),
-    listSchedules(store.completions, config.schedules, now),
+    listSchedules(store, config.schedules, now),
     boardReadings(store.completions, now),
     buildDigest(dataDir, BUILD_WINDOW_DAYS, now),
   ]);

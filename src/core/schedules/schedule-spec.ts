@@ -21,6 +21,10 @@ export interface ScheduleConfig {
 export interface Schedule {
   config: ScheduleConfig;
   graceMs: number;
+  /** A run that completes faster is flagged (`schedule_too_fast`); needs a start. */
+  minRuntimeMs: number | undefined;
+  /** A run started and not completed within it makes the schedule down. */
+  maxRuntimeMs: number | undefined;
   matches: (taskId: string) => boolean;
   /** When the next check-in is due after one at `ms` (undefined: a cron with no later tick). */
   dueAfter: (ms: number) => number | undefined;
@@ -29,20 +33,18 @@ export interface Schedule {
 /** The schedule `config`, checked: throws an Error naming what is wrong (a bad duration, cron pattern or time zone). */
 export function readSchedule(config: ScheduleConfig): Schedule {
   const graceMs = parseDuration(config.grace, 'grace');
+  const minRuntimeMs = config.min_runtime === undefined ? undefined : parseDuration(config.min_runtime, 'min_runtime');
+  const maxRuntimeMs = config.max_runtime === undefined ? undefined : parseDuration(config.max_runtime, 'max_runtime');
   const matches = globTest(config.match.task_id);
+  const read = { config, graceMs, minRuntimeMs, maxRuntimeMs, matches };
   if (config.every !== undefined) {
     const everyMs = parseDuration(config.every, 'every');
-    return { config, graceMs, matches, dueAfter: (ms) => ms + everyMs };
+    return { ...read, dueAfter: (ms) => ms + everyMs };
   }
   const cron = new Cron(config.cron ?? '', { timezone: config.tz ?? 'UTC', paused: true });
   // A first tick shows a bad time zone (croner reads it lazily), and a pattern that never runs (30 February).
   if (cron.nextRun(new Date()) === null) throw new Error(`the pattern "${config.cron}" has no next run`);
-  return {
-    config,
-    graceMs,
-    matches,
-    dueAfter: (ms) => cron.nextRun(new Date(ms))?.getTime(),
-  };
+  return { ...read, dueAfter: (ms) => cron.nextRun(new Date(ms))?.getTime() };
 }
 
 /** A test of a task_id against a glob: `*` any run of characters, `?` any one, everything else itself. */

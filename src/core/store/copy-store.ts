@@ -25,7 +25,7 @@ import type { JsonRecord, KeyedRecords, RestoreResult, SeriesName, Store } from 
 //   already is `already_there`. The heartbeat is copied when the destination
 //   has none; another one there is a conflict, kept.
 
-export const COPY_KINDS = ['completions', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat'] as const;
+export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat'] as const;
 export type CopyKind = (typeof COPY_KINDS)[number];
 
 export interface KindCounts {
@@ -95,7 +95,7 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     else if (outcome === 'present') report[kind].already_there++;
   };
 
-  for (const kind of ['completions', 'entries'] as const) {
+  for (const kind of ['completions', 'starts', 'entries'] as const) {
     for await (const page of from[kind].pages(pageSize)) {
       report[kind].skipped += page.skipped;
       const results = await to[kind].restore(page.records);

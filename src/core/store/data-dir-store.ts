@@ -2,7 +2,8 @@ import type { EstateConfig } from '../../config.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
-import { isKeyedRecord, keyedLog, restoreKeyed, writeKeyed, type KeyedLogSpec } from '../keyed-log.ts';
+import { isKeyedRecord, keyedLog, restoreKeyed, writeKeyed, type KeyedLogSpec, type WriteExtra } from '../keyed-log.ts';
+import { STARTS } from '../runs/run-starts.ts';
 import { createKey, KeyCache, keyStoreHealth, listKeys, readKeys, restoreKeys, revokeKey, touchKey } from '../keys/key-store.ts';
 import { dataDirTokenSecret } from '../keys/token-secret.ts';
 import { ENTRIES } from '../publishing.ts';
@@ -30,6 +31,7 @@ const POLL_MS = 5000;
 export function createDataDirStore(dataDir: string, config?: EstateConfig, series: Series = dataDirSeries(dataDir, rollupRetentionOf(config))): Store {
   const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
   const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
+  const starts = new DataDirRecords(STARTS, keyedLog(dataDir, STARTS));
   const tokenSecret = dataDirTokenSecret(dataDir);
   let keyCache: KeyCache | undefined;
   const credentials: Credentials = {
@@ -54,6 +56,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     kind: 'data-dir',
     describe: () => 'data dir',
     completions,
+    starts,
     entries,
     training,
     credentials,
@@ -62,7 +65,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {
-      await Promise.all([completions.close(), entries.close()]);
+      await Promise.all([completions.close(), starts.close(), entries.close()]);
     },
   };
 }
@@ -80,8 +83,12 @@ class DataDirRecords implements KeyedRecords {
     this.log = log;
   }
 
-  write(input: object, now: () => Date) {
-    return writeKeyed(this.log, this.spec, input, now);
+  write(input: object, now: () => Date, extra?: WriteExtra) {
+    return writeKeyed(this.log, this.spec, input, now, extra);
+  }
+
+  byKey(values: readonly [string, string]) {
+    return this.log.byKey(JSON.stringify(values));
   }
 
   newest(limit: number, where?: FacetFilter) {

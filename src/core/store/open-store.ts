@@ -1,5 +1,6 @@
 import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
+import { STARTS } from '../runs/run-starts.ts';
 import { ENTRIES } from '../publishing.ts';
 import { lazySeries } from '../series/lazy-series.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
@@ -76,7 +77,8 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
   const seriesOf = loadSeries ?? (async () => (await store()).series);
   const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec']): KeyedRecords => ({
     spec,
-    write: async (input, now) => pick(await store()).write(input, now),
+    write: async (input, now, extra) => pick(await store()).write(input, now, extra),
+    byKey: async (values) => pick(await store()).byKey(values),
     newest: async (limit, where) => pick(await store()).newest(limit, where),
     get: async (id) => pick(await store()).get(id),
     since: async (after, limit, where) => pick(await store()).since(after, limit, where),
@@ -92,6 +94,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     kind,
     describe: () => description,
     completions: records((s) => s.completions, COMPLETIONS),
+    starts: records((s) => s.starts, STARTS),
     entries: records((s) => s.entries, ENTRIES),
     training: {
       create: async (userId, fields, limits, now) => (await store()).training.create(userId, fields, limits, now),

@@ -1,5 +1,6 @@
 import { ENTRIES } from '../publishing.ts';
 import { COMPLETIONS } from '../work.ts';
+import { STARTS } from '../runs/run-starts.ts';
 import { describeStoreUrl } from './open-store.ts';
 import { failureCode, loadDriver, openPool, withinDeadline } from './postgres/connect.ts';
 import { checkSchemaVersion, readSchemaVersion } from './postgres/migrate.ts';
@@ -43,11 +44,13 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
   };
   const completions = new PostgresRecords(sql, COMPLETIONS, { name: 'completions', lockId: 1 }, name, listener);
   const entries = new PostgresRecords(sql, ENTRIES, { name: 'entries', lockId: 2 }, name, listener);
+  const starts = new PostgresRecords(sql, STARTS, { name: 'work_starts', lockId: 3 }, name, listener);
   const credentials = postgresCredentials(sql, name);
   const store: Store = {
     kind: 'postgres',
     describe: () => name,
     completions,
+    starts,
     entries,
     training: postgresTraining(sql, name),
     credentials,
@@ -65,7 +68,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
       return { store: state, credential_store: state === 'ok' ? await credentials.health() : 'skipped' };
     },
     close: async () => {
-      await Promise.all([completions.close(), entries.close()]);
+      await Promise.all([completions.close(), starts.close(), entries.close()]);
       await notifications?.close();
       await sql.end({ timeout: 5 });
     },

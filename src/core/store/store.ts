@@ -4,7 +4,7 @@ import type { DiskSnapshot, HeartbeatEntry, PulseEntry, TrendPoint } from '../co
 import type { HeartbeatOutcome } from '../series/heartbeat-merge.ts';
 import type { FacetFilter } from '../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
-import type { KeyedLogSpec, KeyedWriteResult } from '../keyed-log.ts';
+import type { KeyedLogSpec, KeyedWriteResult, WriteExtra } from '../keyed-log.ts';
 import type { CreateKeyOptions, KeyInfo, KeyRecord } from '../keys/key-store.ts';
 import type { LogPage } from '../record-log.ts';
 import type { StateDocument } from '../state-files.ts';
@@ -16,7 +16,7 @@ import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 
 export type { HeartbeatOutcome };
 export type { RangeAnswer, RangeQuery, RangeSeries, RollupFollower, RollupRebuild, RollupReport };
-export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
+export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, WriteExtra, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
 
 // The Store boundary: everything estate itself writes and reads back (the
 // keyed record logs, training runs, the credential store, the token signing
@@ -49,8 +49,12 @@ export interface KeyedRecords {
    * differ). Absent and null optional fields are the same. The id is
    * `spec.id.prefix` + 16 hex digits, the time `now().toISOString()`.
    * Concurrent writers anywhere (processes, hosts) get exactly one `created` per key.
+   * `extra`'s fields (given the record's time) follow the time in a new record: the
+   * service's, not compared on a replay.
    */
-  write(input: object, now: () => Date): Promise<KeyedWriteResult>;
+  write(input: object, now: () => Date, extra?: WriteExtra): Promise<KeyedWriteResult>;
+  /** The record stored under the key `values` (`spec.key`'s fields in order: board and task_id), if any. */
+  byKey(values: readonly [string, string]): Promise<JsonRecord | undefined>;
   /**
    * The newest `limit` records, newest first (write order), all, of one
    * facet value, or of every value `where.accepts` takes (`where.facet` one
@@ -384,6 +388,8 @@ export interface Store {
   /** Names the store for errors, logs and /readyz: `data dir`, `postgres://host:5432/db`; never a password or an absolute path. */
   describe(): string;
   completions: KeyedRecords;
+  /** The starts of runs (DESIGN.md 7c): key (board, task_id), as completions. */
+  starts: KeyedRecords;
   entries: KeyedRecords;
   training: TrainingRuns;
   credentials: Credentials;

@@ -106,6 +106,18 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     labelNames: ['schedule'] as const,
     registers,
   });
+  const lastDuration = new Gauge({
+    name: 'estate_schedule_last_run_duration_seconds',
+    help: "How long a schedule's newest check-in's run took, from its start (POST /work/start) to its completion; none for a run without a start.",
+    labelNames: ['schedule'] as const,
+    registers,
+  });
+  const running = new Gauge({
+    name: 'estate_schedule_runs_open',
+    help: 'Runs of a schedule with max_runtime started and not completed.',
+    labelNames: ['schedule'] as const,
+    registers,
+  });
   const boardLast = new Gauge({
     name: 'estate_board_last_completion_seconds',
     help: "Seconds since a board's newest work completion.",
@@ -123,12 +135,14 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
   /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
   const readEstate = async () => {
     const estate = await options.readings();
-    for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn, boardLast]) gauge.reset();
+    for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn, lastDuration, running, boardLast]) gauge.reset();
     for (const b of estate.boards) boardLast.set({ board: b.board }, b.lastCompletionAgoS);
     for (const b of estate.builds) builds.set({ status: b.status }, b.count);
     for (const s of estate.schedules) {
       for (const state of SCHEDULE_STATES) scheduleState.set({ schedule: s.name, state }, state === s.state ? 1 : 0);
       if (s.lastCheckInAgoS !== null) lastCheckIn.set({ schedule: s.name }, s.lastCheckInAgoS);
+      if (s.last_duration_s !== null) lastDuration.set({ schedule: s.name }, s.last_duration_s);
+      if (s.max_runtime !== null) running.set({ schedule: s.name }, s.running.length);
     }
     nodes.set(estate.nodes.length);
     const newest = pulseState(estate.pulseStatus);

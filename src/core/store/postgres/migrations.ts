@@ -37,6 +37,8 @@
 //   instant a row's `ts` names when it is an RFC 3339 date-time, NULL for
 //   any other text, so retention (Series.prune) finds the rows dated before
 //   a cutoff through the index, reading only those, and keeps the undated.
+// - work_starts (version 6): the starts of runs (DESIGN.md 7c), a keyed
+//   record log as completions is, key (board, task_id); no tally.
 
 export interface Migration {
   version: number;
@@ -362,6 +364,21 @@ INSERT INTO series_rollups (series, tier, bucket, node, mount, field, n, sum, mi
 SELECT 'disk', x.tier, x.bucket, x.node, x.mount, x.field, count(*), sum(x.value), min(x.value), max(x.value)
 FROM series_disk s CROSS JOIN LATERAL series_rollup_rows('disk', s.node, s.ts, s.record) x
 GROUP BY x.tier, x.bucket, x.node, x.mount, x.field;
+`,
+  },
+  {
+    version: 6,
+    description: 'the starts of runs (POST /work/start), once per board and task_id',
+    sql: `
+CREATE TABLE work_starts (
+  event_id bigserial PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  board text NOT NULL,
+  task_id text NOT NULL,
+  record jsonb NOT NULL,
+  UNIQUE (board, task_id)
+);
+CREATE INDEX work_starts_board ON work_starts (board, event_id);
 `,
   },
 ];

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FacetFilter, FacetValue } from '../../jsonl/indexed-file.ts';
 import type { JsonRecord } from '../../jsonl/parse-record.ts';
-import { differing, pick, type KeyedLogSpec, type KeyedWriteResult } from '../../keyed-log.ts';
+import { differing, newKeyedRecord, pick, type KeyedLogSpec, type KeyedWriteResult, type WriteExtra } from '../../keyed-log.ts';
 import type { LogPage } from '../../record-log.ts';
 import type { KeyedRecords, RecordPage, RestoreResult, Tally } from '../store.ts';
 import { transaction, withinDeadline, type JSONValue, type Sql } from './connect.ts';
@@ -10,7 +9,7 @@ import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
 import { tallyOf } from './postgres-tally.ts';
 
-// A keyed record log in a table of migrations.ts (completions, entries).
+// A keyed record log in a table of migrations.ts (completions, entries, work_starts).
 //
 // Writes: each key is stored once by the table's unique constraints
 // (INSERT … ON CONFLICT DO NOTHING); a write that inserted nothing reads the
@@ -31,7 +30,7 @@ const POLL_MS = 1000;
 const LOG_LOCK = 0x6573746c;
 
 export interface RecordsTable {
-  name: 'completions' | 'entries';
+  name: 'completions' | 'entries' | 'work_starts';
   /** Second key of its advisory lock. */
   lockId: number;
 }
@@ -39,6 +38,7 @@ export interface RecordsTable {
 interface PendingWrite {
   fields: JsonRecord;
   now: () => Date;
+  extra: WriteExtra | undefined;
   resolve: (result: KeyedWriteResult) => void;
   reject: (err: unknown) => void;
 }
@@ -96,7 +96,7 @@ export class PostgresRecords implements KeyedRecords {
   /** A record as stored by the data dir: id first, the client's fields in order, the time last (jsonb keeps no order). */
   #ordered(record: JsonRecord): JsonRecord {
     const out: JsonRecord = {};
-    for (const f of [this.spec.id.field, ...this.spec.fields, this.spec.time]) if (record[f] !== undefined) out[f] = record[f];
+    for (const f of [this.spec.id.field, ...this.spec.fields, this.spec.time, ...(this.spec.extra ?? [])]) if (record[f] !== undefined) out[f] = record[f];
     for (const [f, v] of Object.entries(record)) if (!(f in out)) out[f] = v;
     return out;
   }
@@ -107,10 +107,10 @@ export class PostgresRecords implements KeyedRecords {
     return where.facet;
   }
 
-  write(input: object, now: () => Date): Promise<KeyedWriteResult> {
+  write(input: object, now: () => Date, extra?: WriteExtra): Promise<KeyedWriteResult> {
     const fields = pick(input, this.spec.fields);
     return new Promise((resolve, reject) => {
-      this.#pending.push({ fields, now, resolve, reject });
+      this.#pending.push({ fields, now, extra, resolve, reject });
       this.#flushing ??= this.#flush();
     });
   }
@@ -135,7 +135,15 @@ export class PostgresRecords implements KeyedRecords {
   }
 
   #newRecord(w: PendingWrite): JsonRecord {
-    return { [this.spec.id.field]: `${this.spec.id.prefix}${randomBytes(8).toString('hex')}`, ...w.fields, [this.spec.time]: w.now().toISOString() };
+    return newKeyedRecord(this.spec, w.fields, w.now, w.extra);
+  }
+
+  byKey(values: readonly [string, string]): Promise<JsonRecord | undefined> {
+    const [k1, k2] = this.spec.key;
+    return withinDeadline(this.#store, async () => {
+      const [row] = await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE ${this.#sql(k1 as string)} = ${values[0]} AND ${this.#sql(k2 as string)} = ${values[1]}`;
+      return row ? this.#ordered(row.record as JsonRecord) : undefined;
+    });
   }
 
   async #writeBatch(batch: PendingWrite[]): Promise<KeyedWriteResult[]> {
