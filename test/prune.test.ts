@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { withFileLock } from '../src/core/file-lock.ts';
+import { pruneFile } from '../src/core/retention/prune-file.ts';
 import { runEstate, startEstate } from './helpers/cli.ts';
 import { ROOT, tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
@@ -327,4 +329,34 @@ test('prune reads and copies the log before it takes the writer lock, which it h
   assert.equal(r.json.logs.trends.dropped, 1);
   const after = (await readFile(trends, 'utf8')).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { n: number }).n);
   assert.deepEqual(after, [2, 3, 4], 'the line appended while the prune waited is kept, after the others');
+});
+
+test('a late line is kept when the lock cannot be had for the round that would put it in place: appended, never dropped', async (t) => {
+  const dir = await tempDataDir(t);
+  const trends = path.join(dir, 'trends.jsonl');
+  await writeFile(trends, line({ ts: OLD, n: 1 }) + line({ ts: recent(), n: 2 }));
+  // A writer without the lock that opened the log before the prune's rename, so its next line lands in the old file.
+  const early = await open(trends, 'a');
+  t.after(() => early.close());
+  let release: () => void = () => {};
+  let holding: Promise<void> | undefined;
+  const counts = await pruneFile(trends, new Date(Date.now() - 86_400_000), {
+    lockTimeoutMs: 200,
+    renamed: async (round) => {
+      if (round !== 1) return;
+      await early.write(line({ ts: recent(), n: 3 }));
+      // Another writer takes the lock and keeps it past the prune's patience while it looks for late lines.
+      await new Promise<void>((held) => {
+        holding = withFileLock(`${trends}.lock`, () => {
+          held();
+          return new Promise<void>((r) => (release = r));
+        });
+      });
+    },
+  });
+  release();
+  await holding;
+  assert.equal(counts.dropped, 1);
+  const after = (await readFile(trends, 'utf8')).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { n: number }).n);
+  assert.deepEqual(after, [2, 3], 'the late line, appended without the lock');
 });

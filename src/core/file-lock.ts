@@ -74,14 +74,24 @@ export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => 
   }
 }
 
+/** The errors lockTimeout made. */
+const timeouts = new WeakSet<object>();
+
+/** Whether `err` is a wait for a lock that ran out (withFileLock's timeoutMs): the lock is busy, nothing else went wrong. */
+export function isLockTimeout(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && timeouts.has(err);
+}
+
 /** Another writer kept the lock past the waiter's patience: busy, not broken. Names the lock file, never its folder. */
 function lockTimeout(lockFile: string, timeoutMs: number): EstateError {
   const waited = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
-  return new EstateError(
+  const err = new EstateError(
     'unavailable',
     `another writer has held the lock ${path.basename(lockFile)} in the data dir for over ${waited}: nothing was written; retry shortly`,
     { headers: { 'Retry-After': '1' } },
   );
+  timeouts.add(err);
+  return err;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -3,7 +3,7 @@ import { fstatSync, lstatSync, readSync, renameSync, writeSync } from 'node:fs';
 import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { EstateError } from '../../errors.ts';
-import { type HeldLock, withFileLock } from '../file-lock.ts';
+import { type HeldLock, isLockTimeout, withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { assertInsideDataDir, openDataFile } from '../open-data-file.ts';
 import { readLinesForward } from './read-lines-forward.ts';
@@ -36,6 +36,8 @@ export interface PruneOptions {
   dryRun?: boolean;
   /** How long to wait for the log's writer lock, each time it is taken (file-lock.ts; default 10 s). */
   lockTimeoutMs?: number;
+  /** Called after each rename, outside the lock, before the old file is looked at for late lines (for tests). */
+  renamed?: (round: number) => Promise<void>;
 }
 
 /** The lock an estate writer of `file` takes: `<file>.lock` (file-lock.ts; docs/data-dir.md "Locks"). */
@@ -65,7 +67,9 @@ export function logLockFile(file: string): string {
  *   the file just before), seen LATE_WRITE_MS after the rename (waited for
  *   without the lock), are put where the rename was, before what was
  *   appended to the new file since, by one more rewrite (and so on, at most
- *   MAX_ROUNDS times; then they are appended). A writer that keeps the file
+ *   MAX_ROUNDS times; then they are appended, as they are when a later
+ *   round cannot have the lock in time: after the first rename a prune never
+ *   fails its late lines, it appends them). A writer that keeps the file
  *   open across a prune, or pauses longer, writes on into the old, unlinked
  *   file: writers should take the lock, or open the log for each append.
  * - When nothing is dated before the cutoff, the file is left as it is, and
@@ -108,39 +112,65 @@ function pruneOnce(file: string, cutoff: Date, options: PruneOptions): Promise<P
       await out.handle.sync();
       /** The late lines the round under way puts in place: where they are in the file renamed away before. */
       let pending: { from: FileHandle; start: number; end: number } | undefined;
+      /**
+       * Late lines exist only in a file renamed away: appended under the lock or, when it cannot be had (another
+       * writer holds it past the timeout), without it (O_APPEND, whole lines in one write), never dropped.
+       */
+      const appendLate = async (from: FileHandle, start: number, end: number) => {
+        let done = false;
+        try {
+          await locked(async () => {
+            await appendRange(from, file, start, end);
+            done = true;
+          });
+        } catch (err) {
+          if (done) return;
+          await appendRange(from, file, start, end);
+          if (!isLockTimeout(err)) throw err;
+        }
+      };
       for (let round = 1; ; round++) {
-        const renamed = await locked(async (lock) => {
-          if (!isFileAt(source, file)) return undefined;
-          await out.handle.chmod(mode);
-          // What writers appended while the lock was free, then a last check and sync; the chase that follows
-          // copies only what writers without the lock append meanwhile, and the rename follows its last look.
-          copied = await catchUp(source, out.handle, copied);
-          await lock.check();
-          await out.handle.sync();
-          copied = chaseSync(source.fd, out.handle.fd, copied);
-          // The size of the new file at the rename: writers append to it from then on.
-          const written = fstatSync(out.handle.fd).size;
-          lock.checkSync();
-          renameSync(out.path, file);
-          out.renamed = true;
-          // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
-          await out.handle.sync();
-          await syncFolder(path.dirname(file));
-          return { written };
-        });
+        let renamed: { written: number } | undefined;
+        try {
+          renamed = await locked(async (lock) => {
+            if (!isFileAt(source, file)) return undefined;
+            await out.handle.chmod(mode);
+            // What writers appended while the lock was free, then a last check and sync; the chase that follows
+            // copies only what writers without the lock append meanwhile, and the rename follows its last look.
+            copied = await catchUp(source, out.handle, copied);
+            await lock.check();
+            await out.handle.sync();
+            copied = chaseSync(source.fd, out.handle.fd, copied);
+            // The size of the new file at the rename: writers append to it from then on.
+            const written = fstatSync(out.handle.fd).size;
+            lock.checkSync();
+            renameSync(out.path, file);
+            out.renamed = true;
+            // The chase's lines (only those of writers without the lock, which sync nothing themselves), then the rename.
+            await out.handle.sync();
+            await syncFolder(path.dirname(file));
+            return { written };
+          });
+        } catch (err) {
+          // A later round that cannot rename (the lock taken by another past the timeout): the log is pruned;
+          // its late lines go at the end. The first round has renamed nothing yet: nothing to save.
+          if (!pending || !isLockTimeout(err)) throw err;
+          await appendLate(pending.from, pending.start, pending.end);
+          break;
+        }
         if (!renamed) {
           // Replaced before our first rename: prune the new log from its start. Replaced after it (by another
           // prune, which read our renamed file and what was appended to it): only the late lines this round
           // was to put in place are in neither, and can only be appended.
           if (round === 1) return undefined;
-          const late = pending;
-          if (late) await locked(() => appendRange(late.from, file, late.start, late.end));
+          if (pending) await appendLate(pending.from, pending.start, pending.end);
           break;
         }
+        await options.renamed?.(round);
         const late = await lateEnd(source, copied, LATE_WRITE_MS);
         if (late === undefined) break;
         if (round >= MAX_ROUNDS) {
-          await locked(() => appendRange(source, file, copied, late));
+          await appendLate(source, copied, late);
           break;
         }
         // Lines written to the old file after the last look go where the rename was, before what was appended
