@@ -116,7 +116,7 @@ c estate state --data-dir '${dir}' ''
 `;
   const lines = run('zsh', ['-f'], code, env).trim().split('\n');
   assert.ok(lines[0]?.split(' ').includes('work'), lines[0]);
-  assert.equal(lines[1], 'complete feed');
+  assert.equal(lines[1], 'start complete feed');
   assert.ok(lines[2]?.split(' ').includes('--board'), lines[2]);
   assert.equal(lines[3], 'json text');
   assert.equal(lines[4], 'heartbeat');
