@@ -122,12 +122,15 @@ export function serveCommand(io: CliIO): Command {
         const retention = retentionMs ? startRetention(ctx.store, dataDir, retentionMs, retentionLog(app.log)) : undefined;
         // The range routes' rollups: built where missing in the background, then kept current as records arrive (DESIGN.md 7b).
         const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
+        // The providers, probed and the probes stored, so /events derives provider_down and provider_recovered (providers_probe_s; off at 0).
+        const prober = config.providers.length && config.providers_probe_s ? await startProbes(ctx, config.providers_probe_s * 1000, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         // The sample and the prune in progress are finished (never a torn line) before the store closes.
         await collector?.stop();
         await retention?.stop();
         await rollups.stop();
+        await prober?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -175,6 +178,14 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
  * series dropped when a pass dropped records, `collect_prune_failed` (a
  * warning) when one failed; the next check tries again.
  */
+/** The providers' probes of `estate serve` (core/probes/probe-providers.ts); a round that could not be stored is logged as `provider_probe_failed`. */
+async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: Record<string, unknown>) => void) {
+  const { startProviderProbes } = await import('../../core/probes/probe-providers.ts');
+  return startProviderProbes(ctx.config.providers, ctx.store.probes, intervalMs, ctx.now, {
+    failed: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'provider_probe_failed', error: String((err as Error)?.message ?? err) }),
+  });
+}
+
 function rollupsLog(log: (line: Record<string, unknown>) => void): RollupReport {
   return {
     folded: () => {},

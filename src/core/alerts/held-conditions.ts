@@ -61,3 +61,14 @@ export function heldChanges<S extends string>(observations: readonly Observation
 export function heldText(holdMs: number): string {
   return holdMs ? ` for ${Math.round(holdMs / 1000)} s` : '';
 }
+
+/**
+ * The state to derive a window of the newest `window` observations from
+ * (oldest first): `normal` when the window holds every observation there
+ * is (fewer than `window`), else the window's first state, taken as fired
+ * before the window began. So a condition older than the window fires
+ * nothing again as the window slides (its event would move with it).
+ */
+export function windowInitial<S extends string>(observations: readonly Observation<S>[], normal: S, window: number): S {
+  return observations.length >= window ? (observations[0] as Observation<S>).state : normal;
+}

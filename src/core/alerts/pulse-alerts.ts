@@ -28,12 +28,12 @@ const KIND = { degraded: 'pulse_degraded', unhealthy: 'pulse_unhealthy', healthy
 
 /**
  * The alerts of `node`'s pulse entries (oldest first) up to `nowMs`: the
- * pulse starts as healthy (nothing fired), and each status that holds for
+ * pulse starts as healthy (nothing fired; or as `initial`: windowInitial), and each status that holds for
  * `holdMs` fires once (heldChanges), naming the checks failing by then.
  */
-export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number): PulseAlert[] {
+export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number, initial: PulseStatus = 'healthy'): PulseAlert[] {
   const observations = entries.map((e) => ({ ms: e.ms, state: e.status, detail: e.failing }));
-  return heldChanges(observations, 'healthy', holdMs, nowMs).map((c) => ({
+  return heldChanges(observations, initial, holdMs, nowMs).map((c) => ({
     ts: new Date(c.ms).toISOString(),
     kind: KIND[c.state],
     subject: node,

@@ -25,7 +25,7 @@ const DISK_FIRST = 16;
 export const DISK_WINDOW = 256;
 
 /** Nodes read at once: the reads of many nodes wait their turn rather than all start together. */
-const CONCURRENT_NODES = 16;
+export const CONCURRENT_NODES = 16;
 
 /** Every node, sorted by name, with its latest figures and whether it is stale at `now`. */
 export async function listNodes(series: Series, staleAfterS: number, now: Date): Promise<NodeList> {
@@ -111,7 +111,7 @@ function timeOf(v: unknown): number | undefined {
 }
 
 /** `f` over `items`, at most `limit` at once, answers in the order of `items`. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

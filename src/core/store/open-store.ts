@@ -119,6 +119,14 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
     series: lazySeries(seriesOf),
+    probes: {
+      append: async (probes) => (await store()).probes.append(probes),
+      newest: async (provider, limit) => (await store()).probes.newest(provider, limit),
+      pages: async function* (pageSize) {
+        yield* (await store()).probes.pages(pageSize);
+      },
+      restore: async (records) => (await store()).probes.restore(records),
+    },
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);

@@ -37,6 +37,11 @@
 //   instant a row's `ts` names when it is an RFC 3339 date-time, NULL for
 //   any other text, so retention (Series.prune) finds the rows dated before
 //   a cutoff through the index, reading only those, and keeps the undated.
+// - provider_probes (version 7): the probes `estate serve` makes of the
+//   configured providers (postgres-probes.ts), one row per probe, unique by
+//   (provider, ts), `record` the probe as it came (json), `seq` the write
+//   order, an index on (provider, seq) for one provider's newest; the
+//   provider_down / provider_recovered events are derived from them.
 
 export interface Migration {
   version: number;
@@ -362,6 +367,20 @@ INSERT INTO series_rollups (series, tier, bucket, node, mount, field, n, sum, mi
 SELECT 'disk', x.tier, x.bucket, x.node, x.mount, x.field, count(*), sum(x.value), min(x.value), max(x.value)
 FROM series_disk s CROSS JOIN LATERAL series_rollup_rows('disk', s.node, s.ts, s.record) x
 GROUP BY x.tier, x.bucket, x.node, x.mount, x.field;
+`,
+  },
+  {
+    version: 7,
+    description: 'provider probes (provider_down, provider_recovered)',
+    sql: `
+CREATE TABLE provider_probes (
+  seq bigserial PRIMARY KEY,
+  provider text NOT NULL,
+  ts text NOT NULL,
+  record json NOT NULL,
+  UNIQUE (provider, ts)
+);
+CREATE INDEX provider_probes_provider ON provider_probes (provider, seq);
 `,
   },
 ];
