@@ -98,10 +98,11 @@ export function serveCommand(io: CliIO): Command {
         // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
         const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
         const envApiKey = envSettings(io.env).apiKey;
-        const app = createApp(ctx, { envApiKey, log: sink.log });
-        // The hub's path runs on a throwaway data dir first, so the first batches nodes send find it compiled (src/server/warm-up.ts).
+        // The hub's path runs on a throwaway data dir first, so the first batches nodes send find it compiled (src/server/warm-up.ts);
+        // before this app exists, so its metrics count none of the warm-up's writes (they observe every store write of the process).
         await warmUp();
         if (stopped) return;
+        const app = createApp(ctx, { envApiKey, log: sink.log });
         let running;
         try {
           running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
