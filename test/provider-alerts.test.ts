@@ -122,7 +122,7 @@ test('probeProviders against real upstreams: each probe names its error (status 
 });
 
 for (const kind of storesUnderTest()) {
-  test(`${kind.name}: probes are stored once by (provider, ts) and read per provider, newest first; another store over the same data (a restart, a replica) derives the same alerts`, async (t) => {
+  test(`${kind.name}: probes are stored once by (provider, ts), read per provider, newest first, and pruned; another store over the same data (a restart, a replica) derives the same alerts`, async (t) => {
     const opened = await kind.open(t);
     if (!opened) return t.skip(`${kind.name} is not available here`);
     const { store } = opened;
@@ -155,6 +155,13 @@ for (const kind of storesUnderTest()) {
     for await (const page of store.probes.pages(2)) pages.push(...page.records);
     assert.equal(pages.length, 6);
     assert.deepEqual(await restarted.probes.restore(pages), { created: 0, present: 6 });
+
+    // Retention: the probes dated before the cutoff go, the rest stay readable per provider, and appends go on.
+    assert.equal(await store.probes.prune(new Date(T0 + 45_000)), 3);
+    assert.deepEqual((await store.probes.newest('a', 10)).map((r) => r.ts), [at(90), at(60)]);
+    await store.probes.append([probe(120, 'a', true)]);
+    assert.deepEqual((await restarted.probes.newest('a', 10)).map((r) => r.ts), [at(120), at(90), at(60)]);
+    assert.deepEqual((await store.probes.newest('b', 10)).map((r) => r.ts), [at(90)]);
   });
 }
 

@@ -2,6 +2,7 @@ import { dataPath } from '../data-files.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { RecordLog } from '../record-log.ts';
+import { pruneFile } from '../retention/prune-file.ts';
 import type { ProviderProbes, RecordPage } from '../store/store.ts';
 import { isProbeRecord, probeKey, type ProviderProbe } from './provider-probe.ts';
 
@@ -43,5 +44,6 @@ export function dataDirProbes(dataDir: string): ProviderProbes {
       const created = results.filter((r) => r.outcome === 'created').length;
       return { created, present: results.length - created };
     },
+    prune: async (before) => (await pruneFile(file, before)).dropped,
   };
 }

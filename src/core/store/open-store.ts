@@ -127,6 +127,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
         yield* (await store()).probes.pages(pageSize);
       },
       restore: async (records) => (await store()).probes.restore(records),
+      prune: async (before) => (await store()).probes.prune(before),
     },
     ready: async () => (await store()).ready(),
     health: async () => {

@@ -396,6 +396,8 @@ export interface ProviderProbes {
   pages(pageSize: number): AsyncIterable<RecordPage>;
   /** Stores probes made elsewhere (store copy), each once by (provider, ts); records that are not probes are left out. How many were new and how many were there. */
   restore(records: readonly JsonRecord[]): Promise<{ created: number; present: number }>;
+  /** Removes the probes dated (`ts`) before `before`; answers how many. Data dir: the log rewritten as `estate prune` does (pruneFile); PostgreSQL: a DELETE. */
+  prune(before: Date): Promise<number>;
 }
 
 export type StoreKind = 'data-dir' | 'postgres';

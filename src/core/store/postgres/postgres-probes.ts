@@ -48,5 +48,10 @@ export function postgresProbes(sql: Sql, store: string): ProviderProbes {
       const created = await insert(probes);
       return { created, present: probes.length - created };
     },
+    prune: async (before) => {
+      // Probes' times are what Date.toISOString writes (probe-providers.ts), so text order is time order.
+      const rows = await withinDeadline(store, () => sql`DELETE FROM provider_probes WHERE ts < ${before.toISOString()} RETURNING seq`);
+      return rows.length;
+    },
   };
 }
