@@ -1,6 +1,5 @@
 import { channel, type Channel } from 'node:diagnostics_channel';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { DATA_FILES } from './data-files.ts';
 
 // What core tells whoever measures it (GET /metrics: src/server/metrics/),
@@ -9,6 +8,8 @@ import { DATA_FILES } from './data-files.ts';
 // node:diagnostics_channel channel, and only when someone subscribes
 // (`hasSubscribers`): with nobody listening an observation costs a property
 // read. Every label is from a closed set (never a path, a URL, an id).
+// `performance` is the global one, read only when someone listens: a
+// command that reads no lock (`estate trends`) loads no node:perf_hooks.
 
 /** A write through the Store: its kind, how many records it carried, how long it took. */
 export interface StoreWrite {
