@@ -138,7 +138,7 @@ test('estate migrate from schema version 2 with records in it adds the series; t
 
   const migrated = await runEstate(['migrate', '--json', '--store', pg.url, '--data-dir', dir]);
   assert.equal(migrated.code, 0, migrated.stderr);
-  assert.deepEqual([migrated.json.from, migrated.json.to, migrated.json.applied.map((m: { version: number }) => m.version)], [2, SCHEMA_VERSION, [3, 4, 5]]);
+  assert.deepEqual([migrated.json.from, migrated.json.to, migrated.json.applied.map((m: { version: number }) => m.version)], [2, SCHEMA_VERSION, [3, 4, 5, 7]]);
 
   const store = await openPostgres(t, pg);
   assert.deepEqual((await store.completions.newest(10)).records, [record]);

@@ -43,7 +43,7 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
   const dir = await tempDataDir(t);
   const first = await runEstate(['migrate', '--store', pg.urlWithoutPassword, '--data-dir', dir], { env: { PGPASSWORD: pg.password } });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, new RegExp(`^applied 1: .+\\napplied 2: .+\\napplied 3: .+\\napplied 4: .+\\napplied 5: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
+  assert.match(first.stdout, new RegExp(`^applied 1: .+\\napplied 2: .+\\napplied 3: .+\\napplied 4: .+\\napplied 5: .+\\napplied 7: .+\\n.* migrated from schema version 0 to ${SCHEMA_VERSION}\\n$`));
   const tables = await query(pg, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
   assert.deepEqual(
     tables.map((r) => r.table_name),
@@ -51,6 +51,7 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
       'api_keys',
       'completions',
       'entries',
+      'provider_probes',
       'schema_version',
       'series_disk',
       'series_heartbeat',
@@ -81,6 +82,7 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
       [3, `estate ${VERSION}`],
       [4, `estate ${VERSION}`],
       [5, `estate ${VERSION}`],
+      [7, `estate ${VERSION}`],
     ],
   );
 });
