@@ -28,6 +28,7 @@ test('/metrics: store writes, log appends and lock waits grow with completions a
         { name: 'broken', url: `${bad.url}/api/tags`, timeout_ms: 30_000 },
       ],
       providers_cache_s: 0,
+      stats: { command: [process.execPath, '-e', 'process.stdout.write(JSON.stringify({ visits: 1 }))'], timeout_ms: 30_000, cache_s: 0 },
     }),
   );
   const key = await newKey(dir);
@@ -53,6 +54,8 @@ test('/metrics: store writes, log appends and lock waits grow with completions a
   assert.equal(ingested.status, 200, ingested.text);
   assert.equal((await server.get('/providers', auth)).status, 200);
   assert.equal((await server.get('/forgejo-proxy/repos', auth)).status, 502);
+  const stats = await server.get('/stats', auth);
+  assert.equal(stats.status, 200, stats.text);
 
   const { text, samples } = await scrape();
   const grew = (name: string, labels: Record<string, string>) => count(samples, name, labels) - count(before, name, labels);
@@ -76,6 +79,8 @@ test('/metrics: store writes, log appends and lock waits grow with completions a
   assert.equal(grew('estate_external_request_duration_seconds_count', { source: 'providers' }), 2);
   assert.ok(grew('estate_external_requests_total', { source: 'forge', outcome: 'error' }) >= 1);
   assert.equal(grew('estate_external_requests_total', { source: 'forge', outcome: 'timeout' }), 0);
+  assert.equal(grew('estate_external_requests_total', { source: 'stats', outcome: 'ok' }), 1);
+  assert.equal(grew('estate_external_request_duration_seconds_count', { source: 'stats' }), 1);
 
   // Bounded labels: no URL, port, path or task id.
   for (const leak of [good.url, bad.url, refused, 't-0', dir]) assert.ok(!text.includes(leak), `no ${leak} in the exposition`);

@@ -39,7 +39,7 @@ export interface ExternalCall {
   seconds: number;
   outcome: 'ok' | 'error' | 'timeout';
 }
-export type ExternalSource = 'forge' | 'providers';
+export type ExternalSource = 'forge' | 'providers' | 'stats';
 
 const channels = {
   storeWrite: channel('estate:store-write') as Channel<StoreWrite>,

@@ -164,7 +164,7 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
   });
   const externalSeconds = new Histogram({
     name: 'estate_external_request_duration_seconds',
-    help: 'Time of a request to an external source (forge, providers), to its answer or failure.',
+    help: 'Time of a request to an external source (forge, providers: one provider checked, stats: one run of the statistics command), to its answer or failure.',
     labelNames: ['source'] as const,
     buckets: DURATION_BUCKETS,
     registers,
@@ -175,7 +175,7 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     labelNames: ['source', 'outcome'] as const,
     registers,
   });
-  for (const source of ['forge', 'providers']) for (const outcome of ['ok', 'error', 'timeout']) externalRequests.inc({ source, outcome }, 0);
+  for (const source of ['forge', 'providers', 'stats']) for (const outcome of ['ok', 'error', 'timeout']) externalRequests.inc({ source, outcome }, 0);
   const stopObserving = observeCore({
     storeWrite: (w) => {
       writeSeconds.observe({ kind: w.kind }, w.seconds);
