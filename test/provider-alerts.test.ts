@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProviderConfig } from '../src/config.ts';
+import { parseConfig, type ProviderConfig } from '../src/config.ts';
 import type { Observation } from '../src/core/alerts/held-conditions.ts';
 import { providerAlerts, type ProviderState } from '../src/core/alerts/provider-alerts.ts';
 import { allProviderAlerts, PROVIDER_ALERT_WINDOW } from '../src/core/alerts/read-provider-alerts.ts';
 import { probeProviders } from '../src/core/probes/probe-providers.ts';
 import type { ProviderProbe } from '../src/core/probes/provider-probe.ts';
+import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
+import { runEstate } from './helpers/cli.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { startPostgres } from './helpers/postgres.ts';
 import { refusedUrl, startAnswering, startHanging } from './helpers/fake-upstreams.ts';
 import { storesUnderTest } from './helpers/stores.ts';
 
@@ -177,4 +181,33 @@ test('a window full of one down spell older than the window fires nothing as it 
     (await allProviderAlerts({ newest: all }, ['p'], 60_000, now)).map((a) => [a.kind, a.ts]),
     [['provider_down', at(60)]],
   );
+});
+
+test('estate store copy carries the provider probes from a data dir to PostgreSQL and on to a new data dir, each once; the events derived are the same', { timeout: 120_000 }, async (t) => {
+  const pg = await startPostgres(t);
+  if (!pg) return t.skip('PostgreSQL is not installed (apt-get install postgresql)');
+  const [source, target] = await Promise.all([tempDataDir(t), tempDataDir(t)]);
+  const migrated = await runEstate(['migrate', '--store', pg.url, '--data-dir', source]);
+  assert.equal(migrated.code, 0, migrated.stderr);
+  const config = parseConfig('{}', 'estate.config.json');
+  const store = createDataDirStore(source, config);
+  t.after(() => store.close());
+  await store.probes.append([probe(0, 'a', true), probe(30, 'a', false, 'timeout'), probe(90, 'a', false, 'timeout'), probe(120, 'a', true), probe(0, 'b', true)]);
+
+  const toPg = await runEstate(['store', 'copy', '--from', source, '--to', pg.url, '--json']);
+  assert.equal(toPg.code, 0, toPg.stderr);
+  assert.deepEqual(toPg.json.provider_probes, { copied: 5, already_there: 0, updated: 0, conflicts: 0, skipped: 0 });
+  const again = await runEstate(['store', 'copy', '--from', source, '--to', pg.url, '--json']);
+  assert.deepEqual([again.json.provider_probes.copied, again.json.provider_probes.already_there], [0, 5]);
+  const back = await runEstate(['store', 'copy', '--from', pg.url, '--to', target, '--json']);
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(back.json.provider_probes.copied, 5);
+
+  const copy = createDataDirStore(target, config);
+  t.after(() => copy.close());
+  const now = new Date(T0 + 300_000);
+  const events = await allProviderAlerts(store.probes, ['a', 'b'], 30_000, now);
+  assert.deepEqual(events.map((e) => e.kind), ['provider_down', 'provider_recovered']);
+  assert.deepEqual(await allProviderAlerts(copy.probes, ['a', 'b'], 30_000, now), events);
+  assert.deepEqual(await copy.probes.newest('a', 10), await store.probes.newest('a', 10));
 });
