@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { nodeGapEvents } from '../src/core/alerts/node-gaps.ts';
-import { startEstate, type RunningEstate } from './helpers/cli.ts';
+import { runEstate, startEstate, type RunningEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { sendJson, startFake } from './helpers/fake-upstreams.ts';
 import { newKey } from './helpers/server.ts';
@@ -97,3 +97,40 @@ for (const c of spells) {
     assert.equal(events.at(-1)?.kind === 'node_stale', c.now * S - (lastSeen - T0) > 900 * S);
   });
 }
+
+test("estate events and /summary: a node's gap in its trend points is a node_stale then a node_recovered; a node silent now is stale, and only it", async (t) => {
+  const dir = await tempDataDir(t);
+  const now = Date.now();
+  const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+  // web-1 was silent for an hour two hours ago and sends again since; db-1 has been silent for an hour now.
+  const points = [
+    { ts: at(200), node: 'web-1', cpu_pct: 1 },
+    { ts: at(190), node: 'web-1', cpu_pct: 1 },
+    { ts: at(130), node: 'web-1', cpu_pct: 1 },
+    { ts: at(1), node: 'web-1', cpu_pct: 1 },
+    { ts: at(60), node: 'db-1', cpu_pct: 1 },
+  ];
+  await writeFile(path.join(dir, 'trends.jsonl'), points.map((p) => `${JSON.stringify(p)}\n`).join(''));
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ events: { stale_after_s: 1800 } }));
+  const r = await runEstate(['events', '--json', '--limit', '100', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const spells = (r.json.items as Json[]).filter((e) => e.kind === 'node_stale' || e.kind === 'node_recovered');
+  assert.deepEqual(
+    spells.map((e) => [e.kind, e.subject, e.ts]),
+    [
+      // Newest first: web-1 sent again a minute ago after 129 min of silence (and once before, after 60); db-1 went stale 30 min ago.
+      ['node_recovered', 'web-1', at(1)],
+      ['node_stale', 'db-1', at(30)],
+      ['node_stale', 'web-1', at(100)],
+      ['node_recovered', 'web-1', at(130)],
+      ['node_stale', 'web-1', at(160)],
+    ],
+  );
+  assert.ok(spells.every((e) => e.source === 'heartbeat'));
+  assert.match(spells[0]?.message ?? '', /^web-1 is sending again after 2h 9m of silence$/);
+  assert.match(spells[1]?.message ?? '', /^db-1 has not been seen for 1h 0m$/);
+
+  const summary = await runEstate(['summary', '--json', '--data-dir', dir]);
+  assert.equal(summary.code, 0, summary.stderr);
+  assert.deepEqual(summary.json.events.stale_nodes, ['db-1'], 'web-1 recovered: not stale');
+});
