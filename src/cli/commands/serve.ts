@@ -52,6 +52,9 @@ export function serveCommand(io: CliIO): Command {
       '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
       'with or without --collect; its log says collect_pruned with what was dropped.\n' +
+      '\nWith providers in the config, it probes each every providers_probe_s (30 s;\n' +
+      '0: never) and stores the probes, from which estate events derives\n' +
+      'provider_down and provider_recovered (held for alerts.hold, 1m).\n' +
       '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
   );
   cmd.action(async (options: ServeOptions) => {
@@ -174,11 +177,6 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
   };
 }
 
-/**
- * How the server's retention is logged: `collect_pruned` with what each
- * series dropped when a pass dropped records, `collect_prune_failed` (a
- * warning) when one failed; the next check tries again.
- */
 /** The providers' probes of `estate serve` (core/probes/probe-providers.ts); a round that could not be stored is logged as `provider_probe_failed`. */
 async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: Record<string, unknown>) => void) {
   const { startProviderProbes } = await import('../../core/probes/probe-providers.ts');
@@ -187,6 +185,11 @@ async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: R
   });
 }
 
+/**
+ * How the server's retention is logged: `collect_pruned` with what each
+ * series dropped when a pass dropped records, `collect_prune_failed` (a
+ * warning) when one failed; the next check tries again.
+ */
 function rollupsLog(log: (line: Record<string, unknown>) => void): RollupReport {
   return {
     folded: () => {},
