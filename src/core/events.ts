@@ -1,7 +1,7 @@
 import { NODE_GAP_WINDOW, nodeGapEvents } from './alerts/node-gaps.ts';
 import { allProviderAlerts } from './alerts/read-provider-alerts.ts';
 import { allPulseAlerts } from './alerts/read-pulse-alerts.ts';
-import { CONCURRENT_NODES, mapBounded } from './hub/list-nodes.ts';
+import { mapBounded } from './map-bounded.ts';
 import { allScheduleEvents } from './schedules/read-schedules.ts';
 import type { ScheduleConfig } from './schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from './state-files.ts';
@@ -47,6 +47,9 @@ export interface EventList {
 }
 
 type Entry = Record<string, unknown>;
+
+/** Nodes whose trend points are read at once for their stale spells. */
+const CONCURRENT_NODES = 16;
 
 /**
  * Events derived from `state/heartbeat.json` and `state/scoreboard.json`,

@@ -3,6 +3,7 @@ import { heartbeatNodes, type HeartbeatNode } from '../events.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { Series } from '../store/store.ts';
 import type { NodeSummary } from './node-summary.ts';
+import { mapBounded } from '../map-bounded.ts';
 
 export type { NodeSummary };
 
@@ -25,7 +26,7 @@ const DISK_FIRST = 16;
 export const DISK_WINDOW = 256;
 
 /** Nodes read at once: the reads of many nodes wait their turn rather than all start together. */
-export const CONCURRENT_NODES = 16;
+const CONCURRENT_NODES = 16;
 
 /** Every node, sorted by name, with its latest figures and whether it is stale at `now`. */
 export async function listNodes(series: Series, staleAfterS: number, now: Date): Promise<NodeList> {
@@ -108,18 +109,4 @@ function stringOf(v: unknown): string | undefined {
 function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : NaN;
   return Number.isFinite(t) ? t : undefined;
-}
-
-/** `f` over `items`, at most `limit` at once, answers in the order of `items`. */
-export async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
