@@ -1,3 +1,5 @@
+import { mcpRoutes } from '../mcp/mcp-route.ts';
+import { operationTools } from '../mcp/operation-tools.ts';
 import type { EstateContext } from '../api/context.ts';
 import { operations } from '../api/operations/index.ts';
 import { serveSettings } from '../config.ts';
@@ -5,6 +7,7 @@ import { createAuthenticator } from '../core/keys/authenticator.ts';
 import { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import { estateReadings } from '../core/metrics/estate-readings.ts';
 import type { EstateError } from '../errors.ts';
+import { buildOpenApi } from '../api/openapi.ts';
 import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { type AuthFailure, createHandler } from './handler.ts';
@@ -59,9 +62,18 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     streams: workStream.open,
     version: VERSION,
   });
+  /** The OpenAPI document, for MCP's `estate://openapi` resource: built at its first read. */
+  let openApi: unknown;
   const handler = createHandler(operations, ctx, {
     authenticate,
-    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), ...dashboardRoutes(ctx), workStream.route, metricsRoute(metrics, { authenticate, onAuthFailed })],
+    rawRoutes: [
+      ...docsRoutes(operations, PAGE_ROUTE_DOCS),
+      ...pageRoutes(ctx),
+      ...dashboardRoutes(ctx),
+      workStream.route,
+      metricsRoute(metrics, { authenticate, onAuthFailed }),
+      ...mcpRoutes(ctx, operationTools(operations), { authenticate, onAuthFailed }, () => (openApi ??= buildOpenApi(operations, PAGE_ROUTE_DOCS))),
+    ],
     htmlPages: { '/': 'dashboard' },
     observe: metrics.observe,
     onAuthFailed,

@@ -23,7 +23,7 @@ import type { UnsentBudget } from './unsent-budget.ts';
 
 /** A route that is not an API operation (docs assets, the OpenAPI document, streams). */
 export interface RawRoute {
-  method: 'GET';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   handle: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => void | Promise<void>;
 }

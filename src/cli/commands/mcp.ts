@@ -37,20 +37,22 @@ export function mcpCommand(io: CliIO): Command {
   );
   cmd.action(async (options: McpOptions) => {
     // The SDK and the table load only for this command.
-    const [{ operations }, { operationTools }, { createMcpServer }, { StdioServerTransport }, { runOperation }] = await Promise.all([
+    const [{ operations }, { operationTools }, { createMcpServer }, { StdioServerTransport }, { runOperation }, { AnswerPages }] = await Promise.all([
       import('../../api/operations/index.ts'),
       import('../../mcp/operation-tools.ts'),
       import('../../mcp/mcp-server.ts'),
       import('@modelcontextprotocol/sdk/server/stdio.js'),
       import('../../api/run-operation.ts'),
+      import('../../mcp/answer-pages.ts'),
     ]);
+    const [{ buildOpenApi }, { PAGE_ROUTE_DOCS }] = await Promise.all([import('../../api/openapi.ts'), import('../../server/docs-routes.ts')]);
     const target = remoteTarget(options, io);
     const ctx: EstateContext | undefined = target ? undefined : localContext(options, io);
     try {
       const run = target
         ? async (op: Operation, raw: Parameters<typeof runOperation>[2]) => (await import('../remote-call.ts')).remoteCall(op, target, raw)
         : async (op: Operation, raw: Parameters<typeof runOperation>[2]) => runOperation(op, ctx as EstateContext, raw, await localPrincipal(op, options.user));
-      const server = createMcpServer(operationTools(operations), run, VERSION);
+      const server = createMcpServer({ tools: operationTools(operations), run, version: VERSION, pages: new AnswerPages(), openApi: () => buildOpenApi(operations, PAGE_ROUTE_DOCS) });
       const closed = new Promise<void>((resolve) => (server.onclose = resolve));
       await server.connect(new StdioServerTransport());
       // The client closing our stdin, or a signal, ends the session.
