@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -161,4 +161,22 @@ test('/mcp: resources are the state files, the OpenAPI document and the health, 
   // Without a credential the state files cannot be read, as over HTTP.
   const anonymous = await connect(t, server);
   await assert.rejects(anonymous.readResource({ uri: 'estate://state/heartbeat' }), /Not authenticated/);
+});
+
+test('/mcp is rate-limited as the API is: per credential, 429 with Retry-After once its bucket is empty', async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ serve: { rate_limit: { requests_per_minute: 1, burst: 1, exempt_loopback: false } } }));
+  const server = await startServer(t, dir);
+  const [first, second] = [await newKey(dir, 'first'), await newKey(dir, 'second')];
+  const post = (key: string) =>
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+  assert.equal((await post(first)).status, 200);
+  const limited = await post(first);
+  assert.equal(limited.status, 429);
+  assert.ok(Number(limited.headers.get('retry-after')) > 0);
+  assert.equal((await post(second)).status, 200, "another credential's bucket is its own");
 });

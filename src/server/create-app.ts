@@ -62,6 +62,15 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     streams: workStream.open,
     version: VERSION,
   });
+  // One rate limit and one bound on expensive routes for the API and /mcp alike.
+  const rateLimit = new RateLimiter(serve.rate_limit);
+  const expensive = new ConcurrencyLimit({
+    maxConcurrent: serve.expensive_routes.max_concurrent,
+    maxQueued: serve.expensive_routes.max_queued,
+    maxWaitMs: serve.expensive_routes.max_wait_ms,
+    perClient: serve.expensive_routes.per_client,
+    perClientQueued: serve.expensive_routes.per_client_queued,
+  });
   /** The OpenAPI document, for MCP's `estate://openapi` resource: built at its first read. */
   let openApi: unknown;
   const handler = createHandler(operations, ctx, {
@@ -72,21 +81,15 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
       ...dashboardRoutes(ctx),
       workStream.route,
       metricsRoute(metrics, { authenticate, onAuthFailed }),
-      ...mcpRoutes(ctx, operationTools(operations), { authenticate, onAuthFailed }, () => (openApi ??= buildOpenApi(operations, PAGE_ROUTE_DOCS))),
+      ...mcpRoutes(ctx, operationTools(operations), { authenticate, onAuthFailed, rateLimit, expensive }, () => (openApi ??= buildOpenApi(operations, PAGE_ROUTE_DOCS))),
     ],
     htmlPages: { '/': 'dashboard' },
     observe: metrics.observe,
     onAuthFailed,
     onAccess: log,
     corsOrigins: new Set(serve.cors_origins),
-    rateLimit: new RateLimiter(serve.rate_limit),
-    expensive: new ConcurrencyLimit({
-      maxConcurrent: serve.expensive_routes.max_concurrent,
-      maxQueued: serve.expensive_routes.max_queued,
-      maxWaitMs: serve.expensive_routes.max_wait_ms,
-      perClient: serve.expensive_routes.per_client,
-      perClientQueued: serve.expensive_routes.per_client_queued,
-    }),
+    rateLimit,
+    expensive,
     unsent: new UnsentBudget(serve.max_unsent_bytes, serve.max_unsent_bytes_per_client),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;
