@@ -210,6 +210,8 @@ const SECTIONS = {
       .default([])
       .superRefine(...uniqueNames('provider'))),
   providers_cache_s: once(() => cacheS().default(60)),
+  /** How often `estate serve` probes each provider and stores the probe (provider_down / provider_recovered in /events), in seconds; 0: never. */
+  providers_probe_s: once(() => z.int().min(0).max(86_400).default(30)),
   stats: once(() =>
     z
       .strictObject({
@@ -231,7 +233,7 @@ const SECTIONS = {
   alerts: once(() =>
     z
       .strictObject({
-        /** How long a pulse condition (degraded, unhealthy, healthy again) must hold before its event fires (DESIGN.md 7c): a duration, default 1m; 0s fires on the first entry. */
+        /** How long a pulse or provider condition (degraded, unhealthy, down, and back) must hold before its event fires (DESIGN.md 7c): a duration, default 1m; 0s fires on the first entry. */
         hold: z
           .string()
           .refine((t) => t === '0s' || isDuration(t), 'a whole number and a unit, like 1m or 30s (0s: at once), at most 3650d')
@@ -415,9 +417,19 @@ export function assertDataDir(dir: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** This node's name: `node_name` in the config, else the host name (DESIGN.md 7a; `--node` overrides it where a command takes one). */
-/** What /events watches besides the state files (EventWatch): the schedules, the pulse alerts' hold, this node's name. */
-export function eventWatch(config: Pick<EstateConfig, 'node_name' | 'schedules' | 'alerts'>): { schedules: EstateConfig['schedules']; holdMs: number; thisNode: string } {
-  return { schedules: config.schedules, holdMs: config.alerts.hold === '0s' ? 0 : parseDuration(config.alerts.hold, 'alerts.hold'), thisNode: nodeName(config) };
+/** What /events watches besides the state files (EventWatch): the schedules, the alerts' hold, this node's name, the providers' names. */
+export function eventWatch(config: Pick<EstateConfig, 'node_name' | 'schedules' | 'alerts' | 'providers'>): {
+  schedules: EstateConfig['schedules'];
+  holdMs: number;
+  thisNode: string;
+  providers: string[];
+} {
+  return {
+    schedules: config.schedules,
+    holdMs: config.alerts.hold === '0s' ? 0 : parseDuration(config.alerts.hold, 'alerts.hold'),
+    thisNode: nodeName(config),
+    providers: config.providers.map((p) => p.name),
+  };
 }
 
 export function nodeName(config: Pick<EstateConfig, 'node_name'>): string {

@@ -106,7 +106,7 @@ test('GET /nodes and estate nodes: every node from the heartbeat, the hub\'s own
   assert.equal(old.ts, new Date(silentAt.getTime() + 900_000).toISOString(), 'stale from stale_after_s after its last sample');
 });
 
-test('a node that stops sending becomes stale in /nodes and yields node_stale in /events once stale_after_s has passed', async (t) => {
+test('a node that stops sending becomes stale in /nodes and yields node_stale in /events once stale_after_s has passed, and node_recovered when it sends again', async (t) => {
   const dir = await tempDataDir(t);
   await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ events: { stale_after_s: 120 } }));
   const key = (await createKey(dir, { userId: 'ops' })).key;
@@ -128,9 +128,17 @@ test('a node that stops sending becomes stale in /nodes and yields node_stale in
   assert.match(events[0].message, /web-1 has not been seen for 3m/);
   assert.equal(await isStale(), true);
 
-  // It sends again: no longer stale.
-  await ingest(server, key, [sampleOf('web-1', new Date(Date.now() + offsetMs - 1000))]);
-  assert.deepEqual(await staleEvents(), []);
+  // It sends again: no longer stale; the spell stays in /events, a node_stale then its node_recovered (DESIGN.md 7c).
+  const backAt = new Date(Date.now() + offsetMs - 1000);
+  await ingest(server, key, [sampleOf('web-1', backAt)]);
+  const spell = (await server.get('/events', { 'X-API-Key': key })).json.items.filter((e: Json) => e.kind === 'node_stale' || e.kind === 'node_recovered');
+  assert.deepEqual(
+    spell.map((e: Json) => [e.kind, e.subject, e.ts]),
+    [
+      ['node_recovered', 'web-1', backAt.toISOString()],
+      ['node_stale', 'web-1', new Date(sentAt.getTime() + 120_000).toISOString()],
+    ],
+  );
   assert.equal(await isStale(), false);
 });
 

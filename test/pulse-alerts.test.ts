@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { type PulseEntry, pulseAlerts, pulseEntryOf } from '../src/core/alerts/pulse-alerts.ts';
+import { allPulseAlerts, PULSE_ALERT_WINDOW } from '../src/core/alerts/read-pulse-alerts.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { newKey, startServer } from './helpers/server.ts';
@@ -103,4 +104,25 @@ test('/events and estate events carry the pulse alerts of every node, held for a
   const bad = await runEstate(['events', '--data-dir', dir]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /alerts\.hold: a whole number and a unit/);
+});
+
+test('a node whose newest PULSE_ALERT_WINDOW entries are all of one old condition fires nothing again as the window slides; a window holding every entry fires it', async () => {
+  const records = (n: number) => Array.from({ length: n }, (_, i) => ({ ts: new Date(T0 + i * 30_000).toISOString(), node: 'web-1', status: 'degraded', checks: { load: 'degraded' } }));
+  const seriesOf = (all: Record<string, unknown>[]) => ({
+    nodes: async () => ['web-1'],
+    newest: async (_series: string, limit: number, where?: { node?: string }) => {
+      const items = (where?.node ? all : []).slice(-limit).reverse();
+      return { items, count: items.length, limit, skipped_lines: 0 };
+    },
+  });
+  const now = new Date(T0 + 400 * 30_000);
+  // 300 entries: the window (200) starts within the spell, which fired before it began.
+  assert.deepEqual(await allPulseAlerts(seriesOf(records(300)), 60_000, 'hub', now), []);
+  assert.deepEqual(await allPulseAlerts(seriesOf(records(301)), 60_000, 'hub', now), [], 'nor one entry later');
+  // 10 entries: the window holds them all, and the spell fires once, at its start plus the hold.
+  assert.deepEqual(
+    (await allPulseAlerts(seriesOf(records(10)), 60_000, 'hub', now)).map((a) => [a.kind, a.ts]),
+    [['pulse_degraded', new Date(T0 + 60_000).toISOString()]],
+  );
+  assert.equal(PULSE_ALERT_WINDOW, 200);
 });

@@ -18,6 +18,7 @@ export const DATA_FILES = {
   config: 'estate.config.json',
   keys: 'keys.json',
   rollups: 'rollups',
+  probes: 'providers/probes.jsonl',
 } as const;
 
 export type DataFile = keyof typeof DATA_FILES;

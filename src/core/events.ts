@@ -1,23 +1,39 @@
-import { elapsedText } from './elapsed-text.ts';
+import { NODE_GAP_WINDOW, nodeGapEvents } from './alerts/node-gaps.ts';
+import { allProviderAlerts } from './alerts/read-provider-alerts.ts';
 import { allPulseAlerts } from './alerts/read-pulse-alerts.ts';
+import { mapBounded } from './map-bounded.ts';
 import { allScheduleEvents } from './schedules/read-schedules.ts';
 import type { ScheduleConfig } from './schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from './state-files.ts';
-import type { KeyedRecords, Series } from './store/store.ts';
+import type { KeyedRecords, ProviderProbes, Series } from './store/store.ts';
 
 export interface EstateEvent {
   ts: string;
-  kind: 'heartbeat' | 'node_stale' | 'score' | 'schedule_late' | 'schedule_down' | 'schedule_recovered' | 'schedule_too_fast' | 'pulse_degraded' | 'pulse_unhealthy' | 'pulse_recovered';
-  source: 'heartbeat' | 'scoreboard' | 'schedule' | 'pulse';
+  kind:
+    | 'heartbeat'
+    | 'node_stale'
+    | 'node_recovered'
+    | 'score'
+    | 'schedule_late'
+    | 'schedule_down'
+    | 'schedule_recovered'
+    | 'schedule_too_fast'
+    | 'pulse_degraded'
+    | 'pulse_unhealthy'
+    | 'pulse_recovered'
+    | 'provider_down'
+    | 'provider_recovered';
+  source: 'heartbeat' | 'scoreboard' | 'schedule' | 'pulse' | 'provider';
   subject: string;
   message: string;
 }
 
-/** What else the events come from: the config's schedules, the pulse alerts' hold (`alerts.hold`), and this node's name (for pulse entries without one). */
+/** What else the events come from: the config's schedules, the alerts' hold (`alerts.hold`), this node's name (for pulse entries without one), and the configured providers' names. */
 export interface EventWatch {
   schedules: readonly ScheduleConfig[];
   holdMs: number;
   thisNode: string;
+  providers?: readonly string[];
 }
 
 export interface EventList {
@@ -33,21 +49,29 @@ export interface EventList {
 
 type Entry = Record<string, unknown>;
 
+/** Nodes whose trend points are read at once for their stale spells. */
+const CONCURRENT_NODES = 16;
+
 /**
  * Events derived from `state/heartbeat.json` and `state/scoreboard.json`,
  * newest first. Accepted shapes (docs/data-dir.md):
  * heartbeat `{"nodes": [{name, last_seen, status}]}`, `{"nodes": {NAME: {...}}}` or a bare array;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
- * A node not seen for `staleAfterS` seconds also yields a `node_stale` event.
+ * A node not seen for `staleAfterS` seconds (neither in the heartbeat nor
+ * in its trend points) yields a `node_stale` event, and each past gap
+ * longer than that between two of its newest NODE_GAP_WINDOW trend points
+ * a `node_stale` and a `node_recovered` (alerts/node-gaps.ts).
  * The heartbeat is the store's (`series.heartbeat()`), the scoreboard the data dir's.
  * Each of `watch.schedules` adds its state changes (`schedule_late`,
  * `schedule_down`, `schedule_recovered`, `schedule_too_fast`: schedule-status.ts)
  * from the store's completions and run starts, and each node's pulse its alerts (`pulse_degraded`,
  * `pulse_unhealthy`, `pulse_recovered` once held for `watch.holdMs`:
- * alerts/pulse-alerts.ts) from its newest entries.
+ * alerts/pulse-alerts.ts) from its newest entries, and each of
+ * `watch.providers` its alerts (`provider_down`, `provider_recovered`, held
+ * likewise: alerts/provider-alerts.ts) from its newest stored probes.
  */
 export async function estateEvents(
-  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords } },
+  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords; probes: Pick<ProviderProbes, 'newest'> } },
   limit: number,
   staleAfterS: number,
   now: Date,
@@ -62,29 +86,39 @@ export async function estateEvents(
       errors.push(`${what}: could not be read (${typeof code === 'string' ? code : 'error'})`);
       return [] as T[];
     });
-  const [heartbeat, scoreboard, scheduled, pulses] = await Promise.all([
+  const providers = watch.providers ?? [];
+  const [heartbeat, scoreboard, scheduled, pulses, providerAlerts, known] = await Promise.all([
     ctx.store.series.heartbeat(),
     readStateDocument(ctx.dataDir, 'scoreboard'),
     watch.schedules.length ? extra('schedules', () => allScheduleEvents(ctx.store, watch.schedules, now)) : [],
     extra('pulse alerts', () => allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now)),
+    providers.length ? extra('provider alerts', () => allProviderAlerts(ctx.store.probes, providers, watch.holdMs, now)) : [],
+    extra('nodes', () => ctx.store.series.nodes()),
   ]);
-  const events: EstateEvent[] = [...scheduled.map((e) => ({ ...e, source: 'schedule' as const })), ...pulses.map((e) => ({ ...e, source: 'pulse' as const }))];
+  const events: EstateEvent[] = [
+    ...scheduled.map((e) => ({ ...e, source: 'schedule' as const })),
+    ...pulses.map((e) => ({ ...e, source: 'pulse' as const })),
+    ...providerAlerts.map((e) => ({ ...e, source: 'provider' as const })),
+  ];
   const nodes = heartbeatNodes(heartbeat, errors);
   let skipped = nodes.skipped;
 
+  const beats = new Map<string, number>();
   for (const { name, seen, status } of nodes.nodes) {
     events.push({ ts: new Date(seen).toISOString(), kind: 'heartbeat', source: 'heartbeat', subject: name, message: `${name} reported ${status}` });
-    const silentMs = now.getTime() - seen;
-    if (silentMs > staleAfterS * 1000) {
-      events.push({
-        ts: new Date(seen + staleAfterS * 1000).toISOString(),
-        kind: 'node_stale',
-        source: 'heartbeat',
-        subject: name,
-        message: `${name} has not been seen for ${elapsedText(silentMs)}`,
-      });
-    }
+    beats.set(name, Math.max(seen, beats.get(name) ?? -Infinity));
   }
+  // Stale spells, from each node's newest trend points and its heartbeat (alerts/node-gaps.ts).
+  const inSeries = new Set(known);
+  const spells = await extra('node spells', () =>
+    mapBounded([...new Set([...beats.keys(), ...known])], CONCURRENT_NODES, async (name) => {
+      const trends = inSeries.has(name) ? (await ctx.store.series.newest('trends', NODE_GAP_WINDOW, { node: name })).items : [];
+      const sent = trends.map((r) => timeOf(r.ts)).filter((t): t is number => t !== undefined);
+      const seen = sent.reduce((a, b) => Math.max(a, b), beats.get(name) ?? -Infinity);
+      return nodeGapEvents(name, sent, staleAfterS * 1000, Number.isFinite(seen) ? seen : undefined, now.getTime());
+    }),
+  );
+  for (const list of spells) for (const e of list) events.push({ ...e, source: 'heartbeat' });
 
   for (const entry of entriesOf(scoreboard, ['entries', 'scores'], errors)) {
     const name = nameOf(entry);

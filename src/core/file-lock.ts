@@ -5,6 +5,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EstateError } from '../errors.ts';
 import { type LockOwner, newLockOwner, ownerProcess, parseLockOwner } from './lock-owner.ts';
+import { observeLockWait, observing } from './observe.ts';
 
 const RETRY_MS = 5;
 /** At most this much of a lock file is read: an owner line is far shorter. */
@@ -57,6 +58,7 @@ export interface HeldLock {
 export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const { timeoutMs = 10_000, staleMs = 5_000, heartbeatMs = 1_000 } = options;
   const deadline = performance.now() + timeoutMs;
+  const waiting = observing('lockWait');
   const owner = newLockOwner();
   let handle: FileHandle | undefined;
   while (!(handle = await tryCreate(lockFile, owner))) {
@@ -66,6 +68,7 @@ export async function withFileLock<T>(lockFile: string, fn: (lock: HeldLock) => 
     else await sleep(RETRY_MS + Math.random() * RETRY_MS);
   }
   sightings.delete(lockFile);
+  observeLockWait(waiting, lockFile);
   const held = await holdLock(lockFile, handle, heartbeatMs);
   try {
     return await fn(held.lock);

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ProviderConfig } from '../config.ts';
 import type { SourceContext } from './external-sources.ts';
 import { fetchFailure } from './fetch-failure.ts';
+import { observeExternal, observing } from './observe.ts';
 
 export interface ProviderStatus {
   name: string;
@@ -53,7 +54,15 @@ export async function checkProviders(providers: readonly ProviderConfig[], now: 
   };
 }
 
+/** checkProvider, observed for the metrics (observe.ts): how long, and whether it was reachable, failed or timed out. */
 export async function checkProvider(provider: ProviderConfig, now: () => Date): Promise<ProviderStatus> {
+  const started = observing('external');
+  const status = await checkOne(provider, now);
+  observeExternal(started, 'providers', status.reachable ? 'ok' : status.status === null && status.latency_ms === null ? 'timeout' : 'error');
+  return status;
+}
+
+async function checkOne(provider: ProviderConfig, now: () => Date): Promise<ProviderStatus> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const base = { name: provider.name, url: provider.url };

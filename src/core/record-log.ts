@@ -10,6 +10,7 @@ import { parseRecord, type JsonRecord } from './jsonl/parse-record.ts';
 import { tailRecords } from './jsonl/tail-records.ts';
 import { parseSharedRecord } from './jsonl/shared-records.ts';
 import { assertInsideDataDir, openDataFile, openDataFileInfo } from './open-data-file.ts';
+import { observeLogAppend, observing } from './observe.ts';
 
 export type { FacetFilter, FacetValue };
 
@@ -369,7 +370,9 @@ export class RecordLog {
           try {
             if (!handle) handle = await this.#createWriter();
             const info = open?.look.info;
+            const appending = observing('logAppend');
             span = await appendRecordsTo(handle, this.file, fresh, info?.size, info !== undefined && this.#indexed.endsLineAt(info));
+            observeLogAppend(appending, this.file, fresh.length);
           } catch (err) {
             for (let i = 0; i < results.length; i++) if ((results[i] as AppendResult).outcome === 'created') results[i] = { error: err };
             await this.#dropWriter();

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { StatsConfig } from '../config.ts';
 import { EstateError } from '../errors.ts';
 import type { SourceContext } from './external-sources.ts';
+import { observeExternal, observing } from './observe.ts';
 
 /** Most stdout read from the statistics command. */
 export const MAX_STATS_OUTPUT = 1024 * 1024;
@@ -44,6 +45,20 @@ export function statsProgram(command: readonly string[], dataDir: string): strin
  * 1 MiB of output) is `bad_gateway` with a message that says which.
  */
 export function runStatsCommand(stats: StatsConfig, dataDir: string, now: () => Date = () => new Date()): Promise<StatsResult> {
+  const observed = observing('external');
+  return runCommand(stats, dataDir, now).then(
+    (result) => {
+      observeExternal(observed, 'stats', 'ok');
+      return result;
+    },
+    (err: unknown) => {
+      observeExternal(observed, 'stats', (err as { code?: unknown })?.code === 'gateway_timeout' ? 'timeout' : 'error');
+      throw err;
+    },
+  );
+}
+
+function runCommand(stats: StatsConfig, dataDir: string, now: () => Date): Promise<StatsResult> {
   const program = statsProgram(stats.command, dataDir);
   const label = `the statistics command (${stats.command.join(' ')})`;
   const started = performance.now();

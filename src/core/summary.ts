@@ -62,8 +62,11 @@ export async function estateSummary(ctx: SourceContext): Promise<Summary> {
     }),
     sectionOf('state files', { stale_nodes: null, latest: null }, async () => {
       const list = await estateEvents(ctx, 1000, config.events.stale_after_s, now, eventWatch(config));
-      const stale = list.items.filter((e) => e.kind === 'node_stale').map((e) => e.subject);
-      return { stale_nodes: [...new Set(stale)], latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
+      // A node is stale while its newest spell event (newest first) is a node_stale, not a node_recovered.
+      const spell = new Map<string, string>();
+      for (const e of list.items) if ((e.kind === 'node_stale' || e.kind === 'node_recovered') && !spell.has(e.subject)) spell.set(e.subject, e.kind);
+      const stale = [...spell].filter(([, kind]) => kind === 'node_stale').map(([subject]) => subject);
+      return { stale_nodes: stale, latest: list.items.slice(0, 5).map(({ ts, kind, subject, message }) => ({ ts, kind, subject, message })) };
     }),
     sectionOf('work/completions.jsonl', { last_24h: null, latest: null }, async () => {
       const [{ records }, tally] = await Promise.all([ctx.store.completions.newest(1), ctx.store.completions.tally([new Date(now.getTime() - DAY_MS)])]);

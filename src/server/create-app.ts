@@ -110,6 +110,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     log: (line: object) => log({ ...line }),
     closeStreams: () => workStream.close(),
     close: async () => {
+      metrics.close();
       await workStream.close();
       await authenticate.close();
     },

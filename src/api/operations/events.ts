@@ -11,19 +11,35 @@ export const eventsList = defineOperation({
   path: '/events',
   access: 'protected',
   tag: 'events',
-  summary: 'Recent estate events from the heartbeat, the scoreboard and the schedules, newest first',
+  summary: 'Recent estate events from the heartbeat, the scoreboard, the schedules, the pulse, the providers and the nodes\' trend points, newest first',
   description:
     'Derives events from the state files: each heartbeat, each node silent for longer than `stale_after_s`, and each score; files that cannot be read are named in `errors`. ' +
     'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell; with `max_runtime`, `schedule_down` when a started run (`POST /work/start`) passes it, and with `min_runtime`, `schedule_too_fast` at the completion of a run that took less. ' +
-    'Each node\'s pulse (its newest 200 entries; an entry without a node is this node\'s) adds `pulse_degraded`, `pulse_unhealthy` and `pulse_recovered` once a status has held for `alerts.hold` (default `1m`), naming the failing checks.',
+    'Each node\'s pulse (its newest 200 entries; an entry without a node is this node\'s) adds `pulse_degraded`, `pulse_unhealthy` and `pulse_recovered` once a status has held for `alerts.hold` (default `1m`), naming the failing checks. ' +
+    'Each configured provider (probed by `estate serve` every `providers_probe_s`, default 30 s; its newest 200 probes) adds `provider_down` and `provider_recovered` once held for `alerts.hold` likewise, naming the error (`timeout`, `status 502`, `connection refused`). ' +
+    'Each gap longer than `stale_after_s` between two of a node\'s newest 200 trend points adds a `node_stale` and, where the node sent again, a `node_recovered`.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
     items: z.array(
       z
         .object({
           ts: dateTime('When it happened (a stale node: when it became stale), UTC.'),
-          kind: z.enum(['heartbeat', 'node_stale', 'score', 'schedule_late', 'schedule_down', 'schedule_recovered', 'schedule_too_fast', 'pulse_degraded', 'pulse_unhealthy', 'pulse_recovered']),
-          source: z.enum(['heartbeat', 'scoreboard', 'schedule', 'pulse']),
+          kind: z.enum([
+            'heartbeat',
+            'node_stale',
+            'node_recovered',
+            'score',
+            'schedule_late',
+            'schedule_down',
+            'schedule_recovered',
+            'schedule_too_fast',
+            'pulse_degraded',
+            'pulse_unhealthy',
+            'pulse_recovered',
+            'provider_down',
+            'provider_recovered',
+          ]),
+          source: z.enum(['heartbeat', 'scoreboard', 'schedule', 'pulse', 'provider']),
           subject: z.string(),
           message: z.string(),
         })

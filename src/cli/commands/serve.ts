@@ -52,6 +52,9 @@ export function serveCommand(io: CliIO): Command {
       '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
       'with or without --collect; its log says collect_pruned with what was dropped.\n' +
+      '\nWith providers in the config, it probes each every providers_probe_s (30 s;\n' +
+      '0: never) and stores the probes, from which estate events derives\n' +
+      'provider_down and provider_recovered (held for alerts.hold, 1m).\n' +
       '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
   );
   cmd.action(async (options: ServeOptions) => {
@@ -98,10 +101,11 @@ export function serveCommand(io: CliIO): Command {
         // Access lines, warnings and errors on stderr, redacted by createApp before they reach the sink.
         const sink = serveLogSink(io.stderr, { format: options.logFormat ?? (io.stderrIsTTY ? 'text' : 'json'), quiet: options.quiet === true });
         const envApiKey = envSettings(io.env).apiKey;
-        const app = createApp(ctx, { envApiKey, log: sink.log });
-        // The hub's path runs on a throwaway data dir first, so the first batches nodes send find it compiled (src/server/warm-up.ts).
+        // The hub's path runs on a throwaway data dir first, so the first batches nodes send find it compiled (src/server/warm-up.ts);
+        // before this app exists, so its metrics count none of the warm-up's writes (they observe every store write of the process).
         await warmUp();
         if (stopped) return;
+        const app = createApp(ctx, { envApiKey, log: sink.log });
         let running;
         try {
           running = await listen(app, { host, port, ...listenLimits(serveSettings(config)), onClientError: app.log });
@@ -122,12 +126,15 @@ export function serveCommand(io: CliIO): Command {
         const retention = retentionMs ? startRetention(ctx.store, dataDir, retentionMs, retentionLog(app.log)) : undefined;
         // The range routes' rollups: built where missing in the background, then kept current as records arrive (DESIGN.md 7b).
         const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
+        // The providers, probed and the probes stored, so /events derives provider_down and provider_recovered (providers_probe_s; off at 0).
+        const prober = config.providers.length && config.providers_probe_s ? await startProbes(ctx, config.providers_probe_s * 1000, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         // The sample and the prune in progress are finished (never a torn line) before the store closes.
         await collector?.stop();
         await retention?.stop();
         await rollups.stop();
+        await prober?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -168,6 +175,14 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
       await done;
     },
   };
+}
+
+/** The providers' probes of `estate serve` (core/probes/probe-providers.ts); a round that could not be stored is logged as `provider_probe_failed`. */
+async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: Record<string, unknown>) => void) {
+  const { startProviderProbes } = await import('../../core/probes/probe-providers.ts');
+  return startProviderProbes(ctx.config.providers, ctx.store.probes, intervalMs, ctx.now, {
+    failed: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'provider_probe_failed', error: String((err as Error)?.message ?? err) }),
+  });
 }
 
 /**

@@ -1,9 +1,12 @@
+import { heldChanges, heldText } from './held-conditions.ts';
+
 // Alerts on the pulse (DESIGN.md 7c): a node's pulse turning degraded or
 // unhealthy, and back, as events. A condition fires once it has held for
 // `hold` (no entry of another status within it; `0` fires on its first
 // entry), and so does its recovery: a pulse that flaps faster than `hold`
-// fires nothing more. Pure: derived from the pulse entries (oldest first),
-// so every reader, and a server after a restart, sees the same events.
+// fires nothing more (held-conditions.ts). Pure: derived from the pulse
+// entries (oldest first), so every reader, and a server after a restart,
+// sees the same events.
 
 export type PulseStatus = 'healthy' | 'degraded' | 'unhealthy';
 
@@ -24,39 +27,22 @@ export interface PulseAlert {
 const KIND = { degraded: 'pulse_degraded', unhealthy: 'pulse_unhealthy', healthy: 'pulse_recovered' } as const;
 
 /**
- * The alerts of `node`'s pulse entries (oldest first) up to `nowMs`. The
- * pulse starts as healthy (nothing fired); a run of entries of one status
- * that lasts `holdMs` (to the next entry of another status, or to now)
- * fires at its start plus `holdMs` when its status is not the one fired
- * last.
+ * The alerts of `node`'s pulse entries (oldest first) up to `nowMs`: the
+ * pulse starts as healthy (nothing fired; or as `initial`: windowInitial), and each status that holds for
+ * `holdMs` fires once (heldChanges), naming the checks failing by then.
  */
-export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number): PulseAlert[] {
-  const alerts: PulseAlert[] = [];
-  let fired: PulseStatus = 'healthy';
-  let firedFailing: string[] = [];
-  for (let i = 0; i < entries.length; ) {
-    const first = entries[i] as PulseEntry;
-    let j = i + 1;
-    while (j < entries.length && (entries[j] as PulseEntry).status === first.status) j++;
-    // The run [i, j) holds from its first entry until the next of another status (or now).
-    const until = j < entries.length ? (entries[j] as PulseEntry).ms : nowMs;
-    const firesAt = first.ms + holdMs;
-    if (first.status !== fired && (holdMs === 0 || until >= firesAt)) {
-      // The checks failing by the time it fires: those of the run's last entry seen by then.
-      let k = i;
-      while (k + 1 < j && (entries[k + 1] as PulseEntry).ms <= firesAt) k++;
-      const failing = (entries[k] as PulseEntry).failing;
-      alerts.push({ ts: new Date(firesAt).toISOString(), kind: KIND[first.status], subject: node, message: messageOf(node, first.status, failing, firedFailing, holdMs) });
-      fired = first.status;
-      firedFailing = failing;
-    }
-    i = j;
-  }
-  return alerts;
+export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number, initial: PulseStatus = 'healthy'): PulseAlert[] {
+  const observations = entries.map((e) => ({ ms: e.ms, state: e.status, detail: e.failing }));
+  return heldChanges(observations, initial, holdMs, nowMs).map((c) => ({
+    ts: new Date(c.ms).toISOString(),
+    kind: KIND[c.state],
+    subject: node,
+    message: messageOf(node, c.state, c.detail, c.before, holdMs),
+  }));
 }
 
-function messageOf(node: string, status: PulseStatus, failing: string[], before: string[], holdMs: number): string {
-  const held = holdMs ? ` for ${Math.round(holdMs / 1000)} s` : '';
+function messageOf(node: string, status: PulseStatus, failing: readonly string[], before: readonly string[], holdMs: number): string {
+  const held = heldText(holdMs);
   if (status === 'healthy') return `${node} is healthy again${held}${before.length ? ` (was: ${before.join(', ')})` : ''}`;
   return `${node} is ${status}${held}${failing.length ? `: ${failing.join(', ')}` : ''}`;
 }

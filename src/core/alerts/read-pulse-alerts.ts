@@ -1,4 +1,5 @@
 import type { Series } from '../store/store.ts';
+import { windowInitial } from './held-conditions.ts';
 import { type PulseAlert, type PulseEntry, pulseAlerts, pulseEntryOf } from './pulse-alerts.ts';
 
 /** The newest pulse entries of each node that its alerts are derived from (through the node's index: no scan of the log). */
@@ -25,6 +26,11 @@ export async function allPulseAlerts(series: Pick<Series, 'nodes' | 'newest'>, h
     for (const record of pages[i]?.items ?? []) add(node, record);
   });
   const alerts: PulseAlert[] = [];
-  for (const [node, entries] of byNode) alerts.push(...pulseAlerts(node, entries.sort((a, b) => a.ms - b.ms), holdMs, now.getTime()));
+  for (const [node, entries] of byNode) {
+    entries.sort((a, b) => a.ms - b.ms);
+    // A full window starts in the state of its first entry (windowInitial): an older condition does not fire again as the window slides.
+    const initial = windowInitial(entries.map((e) => ({ ms: e.ms, state: e.status, detail: e.failing })), 'healthy', PULSE_ALERT_WINDOW);
+    alerts.push(...pulseAlerts(node, entries, holdMs, now.getTime(), initial));
+  }
   return alerts;
 }

@@ -1,6 +1,7 @@
 import type { TtlCache } from '../ttl-cache.ts';
 import { forgeBodyError, forgeFetchError, forgeStatusError, forgeTooLargeError } from './forge-errors.ts';
 import type { ForgeSettings } from './forge-settings.ts';
+import { observeExternal, observing } from '../observe.ts';
 
 export interface ForgeAnswer {
   body: unknown;
@@ -48,7 +49,20 @@ export async function forgeGet(
   return deadline ? beforeDeadline(answer, forge, deadline) : answer;
 }
 
+/** fetchAnswer, observed for the metrics (observe.ts): how long, and whether it answered, failed or timed out. */
 async function fetchAnswer(forge: ForgeSettings, url: URL, notFound: string | undefined, deadline?: ForgeRequestOptions['deadline']): Promise<ForgeAnswer> {
+  const started = observing('external');
+  try {
+    const answer = await fetchForge(forge, url, notFound, deadline);
+    observeExternal(started, 'forge', 'ok');
+    return answer;
+  } catch (err) {
+    observeExternal(started, 'forge', (err as { code?: unknown })?.code === 'gateway_timeout' ? 'timeout' : 'error');
+    throw err;
+  }
+}
+
+async function fetchForge(forge: ForgeSettings, url: URL, notFound: string | undefined, deadline?: ForgeRequestOptions['deadline']): Promise<ForgeAnswer> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (forge.token) headers.Authorization = `token ${forge.token}`;
   const timeout = AbortSignal.timeout(forge.timeoutMs);

@@ -3,6 +3,7 @@ import { heartbeatNodes, type HeartbeatNode } from '../events.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { Series } from '../store/store.ts';
 import type { NodeSummary } from './node-summary.ts';
+import { mapBounded } from '../map-bounded.ts';
 
 export type { NodeSummary };
 
@@ -108,18 +109,4 @@ function stringOf(v: unknown): string | undefined {
 function timeOf(v: unknown): number | undefined {
   const t = typeof v === 'string' ? Date.parse(v) : NaN;
   return Number.isFinite(t) ? t : undefined;
-}
-
-/** `f` over `items`, at most `limit` at once, answers in the order of `items`. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -3,6 +3,7 @@ import { withFileLock } from '../file-lock.ts';
 import { appendRecords } from '../jsonl/append-record.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { logLockFile } from '../retention/prune-file.ts';
+import { observeLogAppend, observing } from '../observe.ts';
 import type { SeriesSample } from '../store/store.ts';
 
 /**
@@ -27,6 +28,8 @@ export async function appendSeries(dataDir: string, sample: SeriesSample): Promi
 export async function appendLocked(file: string, records: readonly JsonRecord[]): Promise<void> {
   await withFileLock(logLockFile(file), async (lock) => {
     await lock.check();
+    const appending = observing('logAppend');
     await appendRecords(file, records);
+    observeLogAppend(appending, file, records.length);
   });
 }

@@ -24,8 +24,10 @@ import type { JsonRecord, KeyedRecords, RestoreResult, SeriesName, Store } from 
 //   mount; records without them, once by their content): what is there
 //   already is `already_there`. The heartbeat is copied when the destination
 //   has none; another one there is a conflict, kept.
+// - The provider probes (provider_down / provider_recovered are derived from
+//   them) are copied oldest first, each once by (provider, ts).
 
-export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat'] as const;
+export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat', 'provider_probes'] as const;
 export type CopyKind = (typeof COPY_KINDS)[number];
 
 export interface KindCounts {
@@ -149,6 +151,13 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
       report[series].copied += r.created;
       report[series].already_there += r.present;
     }
+  }
+
+  for await (const page of from.probes.pages(pageSize)) {
+    report.provider_probes.skipped += page.skipped;
+    const r = await to.probes.restore(page.records);
+    report.provider_probes.copied += r.created;
+    report.provider_probes.already_there += r.present;
   }
 
   const heartbeat = await from.series.heartbeat();

@@ -14,6 +14,7 @@ import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
 import { dataDirSeries } from '../series/data-dir-series.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
+import { dataDirProbes } from '../probes/data-dir-probes.ts';
 import type { Credentials, KeyedRecords, RecordPage, Series, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
@@ -62,6 +63,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     credentials,
     tokenSecret,
     series,
+    probes: dataDirProbes(dataDir),
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {

@@ -5,6 +5,7 @@ import { ENTRIES } from '../publishing.ts';
 import { lazySeries } from '../series/lazy-series.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { KeyedRecords, Series, Store, StoreOptions } from './store.ts';
+import { timedWrite } from '../observe.ts';
 
 /** Whether `spec` names a PostgreSQL store (`postgres://…` or `postgresql://…`). */
 export function isPostgresSpec(spec: string): boolean {
@@ -77,7 +78,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
   const seriesOf = loadSeries ?? (async () => (await store()).series);
   const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec']): KeyedRecords => ({
     spec,
-    write: async (input, now, extra) => pick(await store()).write(input, now, extra),
+    write: async (input, now, extra) => timedWrite(spec === COMPLETIONS ? 'completions' : spec === STARTS ? 'starts' : 'entries', 1, async () => pick(await store()).write(input, now, extra)),
     byKey: async (values) => pick(await store()).byKey(values),
     newest: async (limit, where) => pick(await store()).newest(limit, where),
     get: async (id) => pick(await store()).get(id),
@@ -121,7 +122,16 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       current: async () => (await store()).tokenSecret.current(),
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
-    series: lazySeries(seriesOf),
+    series: observedSeries(lazySeries(seriesOf)),
+    probes: {
+      append: (probes) => timedWrite('probes', probes.length, async () => (await store()).probes.append(probes)),
+      newest: async (provider, limit) => (await store()).probes.newest(provider, limit),
+      pages: async function* (pageSize) {
+        yield* (await store()).probes.pages(pageSize);
+      },
+      restore: async (records) => (await store()).probes.restore(records),
+      prune: async (before) => (await store()).probes.prune(before),
+    },
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);
@@ -131,5 +141,14 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       const loaded = loading && (await loading.catch(() => undefined));
       await loaded?.close();
     },
+  };
+}
+
+/** The series with their writes timed for the metrics (observe.ts): an ingest batch by its samples, a sample by its records. */
+function observedSeries(series: Series): Series {
+  return {
+    ...series,
+    ingest: (samples) => timedWrite('ingest', samples.length, () => series.ingest(samples)),
+    appendSample: (sample) => timedWrite('sample', 2 + sample.disks.length, () => series.appendSample(sample)),
   };
 }

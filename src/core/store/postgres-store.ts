@@ -8,6 +8,7 @@ import { SCHEMA_VERSION } from './postgres/migrations.ts';
 import { Notifications } from './postgres/notifications.ts';
 import { postgresCredentials, postgresTokenSecret } from './postgres/postgres-credentials.ts';
 import { PostgresRecords } from './postgres/postgres-records.ts';
+import { postgresProbes } from './postgres/postgres-probes.ts';
 import { postgresSeries } from './postgres/postgres-series.ts';
 import { postgresTraining } from './postgres/postgres-training.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
@@ -56,6 +57,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     credentials,
     tokenSecret: postgresTokenSecret(sql, name),
     series: postgresSeries(sql, name, rollupRetentionOf(options.config)),
+    probes: postgresProbes(sql, name),
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;

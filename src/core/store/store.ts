@@ -13,9 +13,11 @@ import type { RangeAnswer, RangeQuery, RangeSeries } from '../rollups/range-type
 import type { RollupRebuild } from '../rollups/rebuild-rollups.ts';
 import type { RollupFollower, RollupReport } from '../rollups/follow-rollups.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
+import type { ProviderProbe } from '../probes/provider-probe.ts';
 
 export type { HeartbeatOutcome };
 export type { RangeAnswer, RangeQuery, RangeSeries, RollupFollower, RollupRebuild, RollupReport };
+export type { ProviderProbe };
 export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, WriteExtra, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
 
 // The Store boundary: everything estate itself writes and reads back (the
@@ -381,6 +383,27 @@ export interface Series {
   followRollups(report: RollupReport): Promise<RollupFollower>;
 }
 
+/**
+ * The probes `estate serve` makes of the configured providers (config
+ * `providers`, every `providers_probe_s`), from which `provider_down` and
+ * `provider_recovered` are derived (DESIGN.md 7c): the state of each
+ * provider's condition is these stored probes, so every replica and a
+ * server after a restart derive the same events. Data dir:
+ * `providers/probes.jsonl`; PostgreSQL: table `provider_probes` (migration 7).
+ */
+export interface ProviderProbes {
+  /** Stores the probes, each once by (provider, ts), in the given order; durable when this resolves. */
+  append(probes: readonly ProviderProbe[]): Promise<void>;
+  /** The newest `limit` probes of `provider`, newest first (write order), without reading other providers' probes. */
+  newest(provider: string, limit: number): Promise<JsonRecord[]>;
+  /** Every probe, oldest first, a page of at most `pageSize` at a time (for `estate store copy`). */
+  pages(pageSize: number): AsyncIterable<RecordPage>;
+  /** Stores probes made elsewhere (store copy), each once by (provider, ts); records that are not probes are left out. How many were new and how many were there. */
+  restore(records: readonly JsonRecord[]): Promise<{ created: number; present: number }>;
+  /** Removes the probes dated (`ts`) before `before`; answers how many. Data dir: the log rewritten as `estate prune` does (pruneFile); PostgreSQL: a DELETE. */
+  prune(before: Date): Promise<number>;
+}
+
 export type StoreKind = 'data-dir' | 'postgres';
 
 export interface Store {
@@ -395,6 +418,7 @@ export interface Store {
   credentials: Credentials;
   tokenSecret: TokenSecret;
   series: Series;
+  probes: ProviderProbes;
   /**
    * Checks that the store can be used now (PostgreSQL: reachable, schema at
    * the version this build needs); throws EstateError 'unavailable' (or

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type RegistryContentType } from './prom.ts';
 import type { EstateReadings } from '../../core/metrics/estate-readings.ts';
+import { observeCore } from '../../core/observe.ts';
 
 // The server's metrics (GET /metrics) with prom-client: the Prometheus
 // text format, or OpenMetrics when the scraper asks for it (Accept). The
@@ -12,6 +13,10 @@ import type { EstateReadings } from '../../core/metrics/estate-readings.ts';
 
 /** Seconds: from a cached read (under a millisecond) to a slow external source. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds a lock is waited for: an uncontended one takes tens of microseconds, a busy one up to its 10 s patience. */
+const WAIT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+/** Records in one write: a completion is 1, a hub's ingest batch or a log's batched append up to thousands. */
+const BATCH_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
 const PULSE_STATES = ['healthy', 'degraded', 'unhealthy', 'unknown'] as const;
 const SCHEDULE_STATES = ['new', 'up', 'late', 'down'] as const;
 const OPENMETRICS = 'application/openmetrics-text';
@@ -29,6 +34,8 @@ export interface ServerMetrics {
   observe(req: IncomingMessage, res: ServerResponse, route: string): void;
   /** The exposition for a scraper sending `accept`: its content type and text. */
   render(accept: string | undefined): Promise<{ contentType: string; text: string }>;
+  /** Stops observing core (the store's writes, lock waits, external sources). */
+  close(): void;
 }
 
 export function createServerMetrics(options: ServerMetricsOptions): ServerMetrics {
@@ -130,6 +137,74 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     labelNames: ['status'] as const,
     registers,
   });
+  // What core observes (src/core/observe.ts): the store's writes, the data dir's appends and lock waits, the external sources.
+  const writeSeconds = new Histogram({
+    name: 'estate_store_write_duration_seconds',
+    help: 'Time of a write through the store, by kind: completions, starts, entries (one record each), ingest (a hub batch), sample (this node\'s collector), probes (a round of provider probes).',
+    labelNames: ['kind'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const writeRecords = new Histogram({
+    name: 'estate_store_write_records',
+    help: 'Records a write through the store carried, by kind: samples of an ingest batch, records of a sample, probes of a round, 1 for a completion or an entry.',
+    labelNames: ['kind'] as const,
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  const writeFailures = new Counter({ name: 'estate_store_write_failures_total', help: 'Writes through the store that failed (an error answer), by kind.', labelNames: ['kind'] as const, registers });
+  const appendRecords = new Histogram({
+    name: 'estate_log_append_records',
+    help: 'Records of one durable append (one write and one fsync) to a data dir log, by its file name: concurrent writes are batched into one.',
+    labelNames: ['log'] as const,
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  const appendSeconds = new Histogram({
+    name: 'estate_log_append_duration_seconds',
+    help: 'Time of one durable append (write and fsync) to a data dir log, by its file name.',
+    labelNames: ['log'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const lockWait = new Histogram({
+    name: 'estate_lock_wait_seconds',
+    help: 'Time spent waiting to take a data dir file lock, by the file it guards (other: a lock outside the layout\'s names).',
+    labelNames: ['lock'] as const,
+    buckets: WAIT_BUCKETS,
+    registers,
+  });
+  const externalSeconds = new Histogram({
+    name: 'estate_external_request_duration_seconds',
+    help: 'Time of a request to an external source (forge, providers: one provider checked, stats: one run of the statistics command), to its answer or failure.',
+    labelNames: ['source'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const externalRequests = new Counter({
+    name: 'estate_external_requests_total',
+    help: 'Requests to external sources by source and outcome: ok, error (refused, unreachable, an error status), timeout.',
+    labelNames: ['source', 'outcome'] as const,
+    registers,
+  });
+  for (const source of ['forge', 'providers', 'stats']) for (const outcome of ['ok', 'error', 'timeout']) externalRequests.inc({ source, outcome }, 0);
+  const stopObserving = observeCore({
+    storeWrite: (w) => {
+      writeSeconds.observe({ kind: w.kind }, w.seconds);
+      writeRecords.observe({ kind: w.kind }, w.records);
+      if (!w.ok) writeFailures.inc({ kind: w.kind });
+    },
+    logAppend: (a) => {
+      appendRecords.observe({ log: a.log }, a.records);
+      appendSeconds.observe({ log: a.log }, a.seconds);
+    },
+    lockWait: (w) => lockWait.observe({ lock: w.lock }, w.seconds),
+    external: (e) => {
+      externalSeconds.observe({ source: e.source }, e.seconds);
+      externalRequests.inc({ source: e.source, outcome: e.outcome });
+    },
+  });
+
   const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
 
   /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
@@ -174,6 +249,7 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
         else if (status === 503) refused.inc({ reason: 'overloaded' });
       });
     },
+    close: stopObserving,
     render(accept) {
       const openMetrics = wantsOpenMetrics(accept);
       const next = queue.then(async () => {

@@ -33,6 +33,8 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   // The rollups of the range routes (version 5): kept by the trigger of each insert into trends and disk, as the role
   // that inserts; their retention deletes.
   series_rollups: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // The provider probes (version 7): written by estate serve, read by /events, the older than 30 days deleted by estate serve.
+  provider_probes: ['SELECT', 'INSERT', 'DELETE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */
@@ -43,6 +45,7 @@ const SERIALS: readonly (readonly [string, string])[] = [
   ['series_trends', 'seq'],
   ['series_disk', 'seq'],
   ['series_pulse', 'seq'],
+  ['provider_probes', 'seq'],
 ];
 
 /**

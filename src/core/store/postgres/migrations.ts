@@ -39,6 +39,11 @@
 //   a cutoff through the index, reading only those, and keeps the undated.
 // - work_starts (version 6): the starts of runs (DESIGN.md 7c), a keyed
 //   record log as completions is, key (board, task_id); no tally.
+// - provider_probes (version 7): the probes `estate serve` makes of the
+//   configured providers (postgres-probes.ts), one row per probe, unique by
+//   (provider, ts), `record` the probe as it came (json), `seq` the write
+//   order, an index on (provider, seq) for one provider's newest; the
+//   provider_down / provider_recovered events are derived from them.
 
 export interface Migration {
   version: number;
@@ -379,6 +384,20 @@ CREATE TABLE work_starts (
   UNIQUE (board, task_id)
 );
 CREATE INDEX work_starts_board ON work_starts (board, event_id);
+`,
+  },
+  {
+    version: 7,
+    description: 'provider probes (provider_down, provider_recovered)',
+    sql: `
+CREATE TABLE provider_probes (
+  seq bigserial PRIMARY KEY,
+  provider text NOT NULL,
+  ts text NOT NULL,
+  record json NOT NULL,
+  UNIQUE (provider, ts)
+);
+CREATE INDEX provider_probes_provider ON provider_probes (provider, seq);
 `,
   },
 ];
