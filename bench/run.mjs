@@ -13,7 +13,7 @@
 //
 // It reports; it asserts nothing. Knobs: BENCH_SIZES=1MB,100MB,1GB,
 // BENCH_SECONDS=4 (per run), BENCH_ROUNDS=3, BENCH_CONNECTIONS=50,
-// BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,hub,cold,collector,metrics (what to
+// BENCH_TOOL=wrk|autocannon, BENCH_PARTS=reads,feeds,writes,hub,cold,collector,metrics,mcp (what to
 // run; hub-postgres adds the hub on PostgreSQL), BENCH_MINIMAL=1 (adds the bare server without production work, the
 // physical limit), BENCH_APPEND_MS=N (the servers read a copy of the
 // trends log, and another writer appends a point to it every N ms while
@@ -43,7 +43,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const completions = Number(process.env.BENCH_COMPLETIONS ?? 1_000_000);
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,hub,cold,collector,metrics').split(',').map((s) => s.trim()));
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,feeds,writes,hub,cold,collector,metrics,mcp').split(',').map((s) => s.trim()));
 const appendMs = Number(process.env.BENCH_APPEND_MS ?? 0);
 const KEY = 'bench-key';
 const env = { ...process.env, ESTATE_API_KEY: KEY, NO_COLOR: '1' };
@@ -234,6 +234,12 @@ if (parts.has('metrics')) {
   metricsScrape = spawnSync(process.execPath, [path.join(root, 'bench', 'metrics-scrape.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
+let mcpCalls;
+if (parts.has('mcp')) {
+  log('The MCP face: a read tool over stdio and /mcp beside HTTP, and estate mcp\'s start-up (bench/mcp-calls.mjs)…');
+  mcpCalls = spawnSync(process.execPath, [path.join(root, 'bench', 'mcp-calls.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
 let collector;
 if (parts.has('collector')) {
   log('The collector: running, and --once (bench/collector.mjs)…');
@@ -295,4 +301,5 @@ if (postgresReads) console.log(`\n${postgresReads.stdout.trim() || postgresReads
 if (rss.length) console.log(`\n${table(['server', 'RSS MB', 'peak RSS MB (since start)'], rss)}`);
 if (collector) console.log(`\n${collector.stdout.trim()}`);
 if (metricsScrape) console.log(`\nA Prometheus scrape of GET /metrics:\n${metricsScrape.stdout.trim()}`);
+if (mcpCalls) console.log(`\n${mcpCalls.stdout.trim()}`);
 if (cliRows) console.log(`\n${table(['cold start (NODE_EXTRA_CA_CERTS unset)', 'median wall ms', '× node -e 0 (median of pairs)'], cliRows)}`);

@@ -34,6 +34,7 @@ const HARVEST_ALIASES: Record<string, string> = { site: 'target_site' };
 /** Request bodies for a first, successful call, where the schema alone does not give one. */
 const SAMPLE_TS = new Date().toISOString();
 const SAMPLE_BODY: Record<string, Json> = {
+  'mcp.call': { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   'ingest.create': {
     samples: [
       {
@@ -178,8 +179,13 @@ test('every operation answers only documented statuses, with bodies and headers 
       }
     }
     for (const route of PAGE_ROUTE_DOCS) {
-      await check(estate, route, 'public route', await answer(estate.server, route.path, route.produces));
-      if (route.access !== 'public') await check(estate, route, 'route with a key', await answer(estate.server, route.path, route.produces, auth));
+      // A route that takes a body (POST /mcp: JSON-RPC) is sent its sample, as an MCP client sends it.
+      const probe = (headers: Record<string, string> = {}) =>
+        route.method === 'POST'
+          ? estate.server.request('POST', route.path, { headers: { Accept: 'application/json, text/event-stream', ...headers }, body: SAMPLE_BODY[route.id] })
+          : answer(estate.server, route.path, route.produces, headers);
+      await check(estate, route, 'public route', await probe());
+      if (route.access !== 'public') await check(estate, route, 'route with a key', await probe(auth));
       if (estate.name !== 'demo') continue;
       const bad = badInput(route, false, doc);
       if (bad?.query) await check(estate, route, 'invalid input', await answer(estate.server, `${route.path}?${bad.query}`, route.produces));

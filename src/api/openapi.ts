@@ -34,13 +34,16 @@ export interface OpenApiDocument {
  */
 export interface RouteDoc {
   id: string;
-  method: 'GET';
+  method: 'GET' | 'POST';
   path: string;
   access: Access;
   tag: string;
   summary: string;
   description?: string;
-  produces: 'text/html' | 'text/event-stream' | 'text/plain';
+  produces: 'text/html' | 'text/event-stream' | 'text/plain' | 'application/json';
+  /** A JSON route's request body and answer (`POST /mcp`: JSON-RPC). */
+  body?: z.ZodObject;
+  output?: z.ZodType;
   /** The scope a credential needs, for a route that is not public (default `read`). */
   scope?: Scope;
   query?: z.ZodObject;
@@ -66,8 +69,8 @@ function describedRoute(route: RouteDoc): Described {
     ...route,
     scope: route.scope ?? 'read',
     description: route.description,
-    input: { path: undefined, query: route.query, body: undefined },
-    output: undefined,
+    input: { path: undefined, query: route.query, body: route.body },
+    output: route.output,
     status: 200,
     // Every route outside the table is charged to the client's rate limit too.
     errors: [...new Set([...(route.errors ?? []), 429])],

@@ -8,6 +8,7 @@ import { keysCommand } from './commands/keys.ts';
 import { manCommand } from './commands/man.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { openapiCommand } from './commands/openapi.ts';
+import { mcpCommand } from './commands/mcp.ts';
 import { pruneCommand } from './commands/prune.ts';
 import { rollupsCommand } from './commands/rollups.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -41,6 +42,7 @@ export function buildProgram(io: CliIO, program: Command = rootCommand()): Comma
   addOperationCommands(program, OPERATION_COMMANDS, io, printResult, commandExtensions(io));
   program.addCommand(doctorCommand(io));
   program.addCommand(openapiCommand(io));
+  program.addCommand(mcpCommand(io));
   program.addCommand(completionCommand(io, () => program));
   program.addCommand(manCommand(io, () => program), { hidden: true });
   program.addCommand(completeValuesCommand(io), { hidden: true });

@@ -1,10 +1,10 @@
 import { type Command, CommanderError } from 'commander';
 import { z } from 'zod';
-import { EstateError, toEstateError, type ValidationIssue } from '../errors.ts';
+import { EstateError, toEstateError } from '../errors.ts';
 import { errorExitCode, ExitStatus } from './exit-status.ts';
 import type { CliIO } from './io.ts';
 import { OPERATION_COMMANDS } from './operation-manifest.ts';
-import { optionFlag } from './option-names.ts';
+import { cliMessage } from './error-message.ts';
 import { firstCommandWord, rootCommand } from './root-command.ts';
 import { escapeControls } from './safe-text.ts';
 
@@ -60,23 +60,4 @@ function reportError(err: unknown, argv: readonly string[], io: CliIO): number {
   if (debug && err instanceof Error && err.stack) io.stderr(`${escapeControls(err.stack, true)}\n`);
   if (debug && error?.cause instanceof Error && error.cause.stack) io.stderr(`caused by: ${escapeControls(error.cause.stack, true)}\n`);
   return error ? error.exitCode : 1;
-}
-
-/** One line: a 422's issues are named by the option or argument they came from. */
-function cliMessage(err: EstateError): string {
-  if (err.code === 'internal' && err.cause instanceof Error) return `${err.message}: ${err.cause.message}`;
-  if (err.code !== 'validation' || !err.issues?.length) return err.message;
-  // Only fields missing (a server's 422): name them all, as a local run does.
-  if (err.issues.every((i) => i.type === 'missing' && i.loc.length === 2)) return `missing ${err.issues.map((i) => nameOf(i.loc)).join(', ')}`;
-  const [first, ...rest] = err.issues as [ValidationIssue, ...ValidationIssue[]];
-  const more = rest.length ? ` (and ${rest.length} more problem${rest.length === 1 ? '' : 's'})` : '';
-  return `invalid ${nameOf(first.loc)}: ${first.msg}${more}`;
-}
-
-function nameOf(loc: readonly (string | number)[]): string {
-  const [where, field] = loc;
-  if (field === undefined) return String(where);
-  if (where === 'query' || where === 'body') return optionFlag(String(field));
-  if (where === 'path') return `<${String(field)}>`;
-  return loc.join('.');
 }

@@ -62,6 +62,12 @@ export function logAccess(req: IncomingMessage, res: ServerResponse, id: string,
   return note;
 }
 
+/** Names the user of a request whose route decides it (a raw route: /mcp), for its access line. */
+export function noteUser(res: ServerResponse, userId: string): void {
+  const note = (res as Noted)[NOTE];
+  if (note) note.user = userId;
+}
+
 function onClose(this: ServerResponse): void {
   const note = (this as Noted)[NOTE];
   if (note === undefined) return;

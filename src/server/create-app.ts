@@ -1,3 +1,5 @@
+import { mcpRoutes } from '../mcp/mcp-route.ts';
+import { operationTools } from '../mcp/operation-tools.ts';
 import type { EstateContext } from '../api/context.ts';
 import { operations } from '../api/operations/index.ts';
 import { serveSettings } from '../config.ts';
@@ -5,6 +7,7 @@ import { createAuthenticator } from '../core/keys/authenticator.ts';
 import { ConcurrencyLimit } from '../core/limit-concurrency.ts';
 import { estateReadings } from '../core/metrics/estate-readings.ts';
 import type { EstateError } from '../errors.ts';
+import { buildOpenApi } from '../api/openapi.ts';
 import { docsRoutes, PAGE_ROUTE_DOCS } from './docs-routes.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { type AuthFailure, createHandler } from './handler.ts';
@@ -59,22 +62,34 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     streams: workStream.open,
     version: VERSION,
   });
+  // One rate limit and one bound on expensive routes for the API and /mcp alike.
+  const rateLimit = new RateLimiter(serve.rate_limit);
+  const expensive = new ConcurrencyLimit({
+    maxConcurrent: serve.expensive_routes.max_concurrent,
+    maxQueued: serve.expensive_routes.max_queued,
+    maxWaitMs: serve.expensive_routes.max_wait_ms,
+    perClient: serve.expensive_routes.per_client,
+    perClientQueued: serve.expensive_routes.per_client_queued,
+  });
+  /** The OpenAPI document, for MCP's `estate://openapi` resource: built at its first read. */
+  let openApi: unknown;
   const handler = createHandler(operations, ctx, {
     authenticate,
-    rawRoutes: [...docsRoutes(operations, PAGE_ROUTE_DOCS), ...pageRoutes(ctx), ...dashboardRoutes(ctx), workStream.route, metricsRoute(metrics, { authenticate, onAuthFailed })],
+    rawRoutes: [
+      ...docsRoutes(operations, PAGE_ROUTE_DOCS),
+      ...pageRoutes(ctx),
+      ...dashboardRoutes(ctx),
+      workStream.route,
+      metricsRoute(metrics, { authenticate, onAuthFailed }),
+      ...mcpRoutes(ctx, operationTools(operations), { authenticate, onAuthFailed, rateLimit, expensive }, () => (openApi ??= buildOpenApi(operations, PAGE_ROUTE_DOCS))),
+    ],
     htmlPages: { '/': 'dashboard' },
     observe: metrics.observe,
     onAuthFailed,
     onAccess: log,
     corsOrigins: new Set(serve.cors_origins),
-    rateLimit: new RateLimiter(serve.rate_limit),
-    expensive: new ConcurrencyLimit({
-      maxConcurrent: serve.expensive_routes.max_concurrent,
-      maxQueued: serve.expensive_routes.max_queued,
-      maxWaitMs: serve.expensive_routes.max_wait_ms,
-      perClient: serve.expensive_routes.per_client,
-      perClientQueued: serve.expensive_routes.per_client_queued,
-    }),
+    rateLimit,
+    expensive,
     unsent: new UnsentBudget(serve.max_unsent_bytes, serve.max_unsent_bytes_per_client),
     onInternalError: (err: EstateError, req) => {
       const cause = err.cause instanceof Error ? err.cause : undefined;

@@ -192,6 +192,23 @@ function assetRoute(routePath: string, assets: Record<string, () => Body>): RawR
  */
 export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
   {
+    id: 'mcp.call',
+    method: 'POST',
+    path: '/mcp',
+    access: 'user',
+    tag: 'system',
+    summary: 'The Model Context Protocol (Streamable HTTP, stateless): every operation as a tool, for agents',
+    description:
+      'One JSON-RPC 2.0 message (or a batch) per POST, answered as JSON (`Accept: application/json, text/event-stream`, as MCP clients send); no session, so GET and DELETE answer 405. ' +
+      'Its tools are the operations of this document (named by their operationId, their fields as input, their answers as `structuredContent`), plus `next_page` for answers cut at 64 KB; ' +
+      'resources `estate://state/{name}`, `estate://openapi` and `estate://health`; the prompt `daily_briefing`. ' +
+      'The credential decides what a request sees: the tools it may call over HTTP (a `read` key: the read tools only; none: the public ones), and whose training runs. ' +
+      'An invalid credential is 403; the route is rate-limited and logged as every other. `estate mcp` speaks the same over stdio.',
+    produces: 'application/json',
+    body: z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string(), id: z.union([z.string(), z.number()]).optional(), params: z.looseObject({}).optional() }).meta({ id: 'JsonRpcRequest' }),
+    output: z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]) }).meta({ id: 'JsonRpcResponse' }),
+  },
+  {
     id: 'system.metrics',
     method: 'GET',
     path: '/metrics',

@@ -23,8 +23,10 @@ import type { UnsentBudget } from './unsent-budget.ts';
 
 /** A route that is not an API operation (docs assets, the OpenAPI document, streams). */
 export interface RawRoute {
-  method: 'GET';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  /** The route charges the rate limit itself, to the client its credential names (/mcp); by default the handler charges the client's address. */
+  chargesItself?: boolean;
   handle: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => void | Promise<void>;
 }
 
@@ -112,7 +114,7 @@ export function createHandler(ops: readonly Operation[], ctx: EstateContext, opt
       if (entry.kind === 'raw') {
         if (!preset) presetHeaders(res, id);
         preset = true;
-        charge(req, clientKey(req, undefined));
+        if (!entry.route.chargesItself) charge(req, clientKey(req, undefined));
         return await entry.route.handle(req, res, match.params);
       }
 

@@ -1,0 +1,79 @@
+import { Command } from 'commander';
+import type { EstateContext, Principal } from '../../api/context.ts';
+import type { Operation } from '../../api/define-operation.ts';
+import { EstateError } from '../../errors.ts';
+import { VERSION } from '../../version.ts';
+import { addDataDirOptions } from '../common-options.ts';
+import type { CliIO } from '../io.ts';
+import { localContext, remoteTarget } from '../local-context.ts';
+
+interface McpOptions {
+  dataDir?: string;
+  config?: string;
+  store?: string;
+  url?: string;
+  apiKey?: string;
+  context?: string;
+  user?: string;
+}
+
+export function mcpCommand(io: CliIO): Command {
+  const cmd = new Command('mcp')
+    .description('Serve the Model Context Protocol on stdin and stdout for a local agent: every operation of the API is a tool')
+    .option('--url <url>', 'call this estate server instead of the local data dir (default: $ESTATE_URL)')
+    .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
+    .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)')
+    .option('--user <user>', "locally: whose training runs the training tools see (with --url the credential decides)");
+  addDataDirOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    '\nAn MCP client starts it and speaks JSON-RPC on its stdin and stdout; nothing\n' +
+      'else is written to stdout. Each tool is an operation of the HTTP API (its name\n' +
+      'the OpenAPI operationId: summary_get, events_list, work_complete, ...), run\n' +
+      'against the data dir as the commands run, or on the server of --url with its key.\n' +
+      '\nIn a client\'s configuration (Claude Desktop, Cursor, the MCP Inspector):\n' +
+      '  {"mcpServers": {"estate": {"command": "estate", "args": ["mcp", "--data-dir", "/var/lib/estate"]}}}\n' +
+      '\nExamples:\n  $ estate mcp --data-dir /var/lib/estate\n  $ estate mcp --url http://hub:8080 --api-key "$ESTATE_API_KEY"\n',
+  );
+  cmd.action(async (options: McpOptions) => {
+    // The SDK and the table load only for this command.
+    const [{ operations }, { operationTools }, { createMcpServer }, { StdioServerTransport }, { runOperation }, { AnswerPages }] = await Promise.all([
+      import('../../api/operations/index.ts'),
+      import('../../mcp/operation-tools.ts'),
+      import('../../mcp/mcp-server.ts'),
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('../../api/run-operation.ts'),
+      import('../../mcp/answer-pages.ts'),
+    ]);
+    const [{ buildOpenApi }, { PAGE_ROUTE_DOCS }] = await Promise.all([import('../../api/openapi.ts'), import('../../server/docs-routes.ts')]);
+    const target = remoteTarget(options, io);
+    const ctx: EstateContext | undefined = target ? undefined : localContext(options, io);
+    try {
+      const run = target
+        ? async (op: Operation, raw: Parameters<typeof runOperation>[2]) => (await import('../remote-call.ts')).remoteCall(op, target, raw)
+        : async (op: Operation, raw: Parameters<typeof runOperation>[2]) => runOperation(op, ctx as EstateContext, raw, await localPrincipal(op, options.user));
+      const server = createMcpServer({ tools: operationTools(operations), run, version: VERSION, pages: new AnswerPages(), openApi: () => buildOpenApi(operations, PAGE_ROUTE_DOCS) });
+      const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+      await server.connect(new StdioServerTransport());
+      // The client closing our stdin, or a signal, ends the session.
+      process.stdin.once('end', () => void server.close());
+      void io.onStop().then(() => server.close());
+      await closed;
+    } finally {
+      await ctx?.store.close();
+    }
+  });
+  return cmd;
+}
+
+/** Locally, the user of the operations that are per user (training runs): --user, else none (those tools then say so). */
+async function localPrincipal(op: Operation, user: string | undefined): Promise<Principal | undefined> {
+  if (op.access !== 'user' || user === undefined) return undefined;
+  const [{ assertUserId }, { DEFAULT_SCOPES }] = await Promise.all([import('../../core/keys/key-store.ts'), import('../../core/keys/scopes.ts')]);
+  try {
+    assertUserId(user);
+  } catch (err) {
+    throw new EstateError('usage', `--user: ${(err as Error).message}`);
+  }
+  return { userId: user, keyId: 'local', scopes: DEFAULT_SCOPES };
+}
