@@ -31,9 +31,14 @@ export function addDataDirOptions(cmd: Command): Command {
 
 /** Options every operation command takes; `example` names two fields of its answer, for `--json`'s help. */
 export function addCommonOptions(cmd: Command, example?: FieldsExample): Command {
-  addOutputOptions(addDataDirOptions(cmd), example)
+  addRemoteOptions(addOutputOptions(addDataDirOptions(cmd), example));
+  return cmd.addOption(new Option('--debug', 'print stack traces of errors').hideHelp(false));
+}
+
+/** `--url`, `--api-key` and `--context`: call a server instead of the local data dir (resolveTarget). */
+export function addRemoteOptions(cmd: Command): Command {
+  return cmd
     .option('--url <url>', 'call this estate server instead of the local data dir (default: $ESTATE_URL)')
     .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
     .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)');
-  return cmd.addOption(new Option('--debug', 'print stack traces of errors').hideHelp(false));
 }

@@ -3,28 +3,18 @@ import type { EstateContext, Principal } from '../../api/context.ts';
 import type { Operation } from '../../api/define-operation.ts';
 import { EstateError } from '../../errors.ts';
 import { VERSION } from '../../version.ts';
-import { addDataDirOptions } from '../common-options.ts';
+import { addDataDirOptions, addRemoteOptions, type CommonOptions } from '../common-options.ts';
 import type { CliIO } from '../io.ts';
 import { localContext, remoteTarget } from '../local-context.ts';
 
-interface McpOptions {
-  dataDir?: string;
-  config?: string;
-  store?: string;
-  url?: string;
-  apiKey?: string;
-  context?: string;
-  user?: string;
-}
+/** The common options it takes (no output options: its output is the protocol), and whose training runs it serves locally. */
+type McpOptions = Pick<CommonOptions, 'dataDir' | 'config' | 'store' | 'url' | 'apiKey' | 'context'> & { user?: string };
 
 export function mcpCommand(io: CliIO): Command {
   const cmd = new Command('mcp')
     .description('Serve the Model Context Protocol on stdin and stdout for a local agent: every operation of the API is a tool')
-    .option('--url <url>', 'call this estate server instead of the local data dir (default: $ESTATE_URL)')
-    .option('--api-key <key>', 'credential for --url (default: $ESTATE_API_KEY)')
-    .option('--context <name>', 'call the server of this context (see estate context; default: $ESTATE_CONTEXT, else the current one)')
     .option('--user <user>', "locally: whose training runs the training tools see (with --url the credential decides)");
-  addDataDirOptions(cmd);
+  addRemoteOptions(addDataDirOptions(cmd));
   cmd.addHelpText(
     'after',
     '\nAn MCP client starts it and speaks JSON-RPC on its stdin and stdout; nothing\n' +
