@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { createContext, type EstateContext } from '../../api/context.ts';
-import { assertDataDir, envSettings, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
+import { assertDataDir, envSettings, eventWatch, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
+import { parseDuration } from '../../core/duration.ts';
 import { keysCreateHint, liveKeyCount } from '../../core/first-key.ts';
 import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
@@ -122,12 +123,16 @@ export function serveCommand(io: CliIO): Command {
         const retention = retentionMs ? startRetention(ctx.store, dataDir, retentionMs, retentionLog(app.log)) : undefined;
         // The range routes' rollups: built where missing in the background, then kept current as records arrive (DESIGN.md 7b).
         const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
+        // Webhooks: the watched events enqueued in the store's outbox and delivered in the background (docs/notify.md).
+        const notify = ctx.config.notify.length ? await startNotify(ctx, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         // The sample and the prune in progress are finished (never a torn line) before the store closes.
         await collector?.stop();
         await retention?.stop();
         await rollups.stop();
+        // Attempts in flight are cut short and tried again at the next start, with the same webhook-id.
+        await notify?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -168,6 +173,47 @@ function startCollector(ctx: EstateContext, settings: CollectorSettings, log: (l
       await done;
     },
   };
+}
+
+/**
+ * The webhook dispatcher (src/core/notify/notify-dispatcher.ts) on the
+ * served store, until `stop`. Its log lines: `notify_enqueued`,
+ * `notify_attempt` (target, type, webhook-id, status, what the receiver
+ * answered; never the URL or the secret), warnings for a failed pass.
+ */
+async function startNotify(ctx: EstateContext, log: (line: Record<string, unknown>) => void): Promise<{ stop: () => Promise<void> }> {
+  const { startNotifyDispatcher } = await import('../../core/notify/notify-dispatcher.ts');
+  const time = () => new Date().toISOString();
+  return startNotifyDispatcher(
+    {
+      dataDir: ctx.dataDir,
+      store: ctx.store,
+      targets: ctx.config.notify,
+      secrets: ctx.sources.secrets.notify,
+      catchUpMs: parseDuration(ctx.config.notify_catch_up, 'notify_catch_up'),
+      staleAfterS: ctx.config.events.stale_after_s,
+      watch: eventWatch(ctx.config),
+      startedAt: ctx.startedAt,
+      now: ctx.now,
+    },
+    {
+      enqueued: (count) => log({ level: 'info', time: time(), event: 'notify_enqueued', count }),
+      attempted: (d, attempt, result) =>
+        log({
+          level: result.status === 'failed' ? 'warn' : 'info',
+          time: time(),
+          event: 'notify_attempt',
+          target: d.target,
+          type: d.type,
+          webhook_id: d.id,
+          status: result.status,
+          http_status: attempt.http_status,
+          ...(attempt.error === null ? {} : { error: attempt.error }),
+          ...(result.status === 'pending' ? { next_attempt_at: result.next_at } : {}),
+        }),
+      failed: (event, err) => log({ level: 'warn', time: time(), event, error: String((err as Error)?.message ?? err) }),
+    },
+  );
 }
 
 /**

@@ -119,6 +119,18 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       restore: async (secret) => (await store()).tokenSecret.restore(secret),
     },
     series: lazySeries(seriesOf),
+    outbox: {
+      targetSince: async (target, at) => (await store()).outbox.targetSince(target, at),
+      enqueue: async (deliveries) => (await store()).outbox.enqueue(deliveries),
+      claim: async (owner, limit, now, leaseMs) => (await store()).outbox.claim(owner, limit, now, leaseMs),
+      finish: async (id, owner, attempt, result) => (await store()).outbox.finish(id, owner, attempt, result),
+      recent: async (limit, where) => (await store()).outbox.recent(limit, where),
+      prune: async (before) => (await store()).outbox.prune(before),
+      pages: async function* (pageSize) {
+        yield* (await store()).outbox.pages(pageSize);
+      },
+      restore: async (deliveries) => (await store()).outbox.restore(deliveries),
+    },
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);

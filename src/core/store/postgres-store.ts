@@ -8,6 +8,7 @@ import { Notifications } from './postgres/notifications.ts';
 import { postgresCredentials, postgresTokenSecret } from './postgres/postgres-credentials.ts';
 import { PostgresRecords } from './postgres/postgres-records.ts';
 import { postgresSeries } from './postgres/postgres-series.ts';
+import { postgresOutbox } from './postgres/postgres-outbox.ts';
 import { postgresTraining } from './postgres/postgres-training.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { OpenPostgresStore, Store } from './store.ts';
@@ -53,6 +54,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     credentials,
     tokenSecret: postgresTokenSecret(sql, name),
     series: postgresSeries(sql, name, rollupRetentionOf(options.config)),
+    outbox: postgresOutbox(sql, name),
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;

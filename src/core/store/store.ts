@@ -13,8 +13,10 @@ import type { RangeAnswer, RangeQuery, RangeSeries } from '../rollups/range-type
 import type { RollupRebuild } from '../rollups/rebuild-rollups.ts';
 import type { RollupFollower, RollupReport } from '../rollups/follow-rollups.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
+import type { Outbox } from '../notify/outbox-types.ts';
 
 export type { HeartbeatOutcome };
+export type { Outbox };
 export type { RangeAnswer, RangeQuery, RangeSeries, RollupFollower, RollupRebuild, RollupReport };
 export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
 
@@ -389,6 +391,14 @@ export interface Store {
   credentials: Credentials;
   tokenSecret: TokenSecret;
   series: Series;
+  /**
+   * The webhook outbox (docs/notify.md): deliveries of events to the
+   * config's `notify` targets, each stored once by its webhook-id, leased to
+   * one dispatcher at a time. Data dir: `notify/outbox.json`
+   * (notify/data-dir-outbox.ts); PostgreSQL: `notify_deliveries`,
+   * `notify_targets` (postgres/postgres-outbox.ts).
+   */
+  outbox: Outbox;
   /**
    * Checks that the store can be used now (PostgreSQL: reachable, schema at
    * the version this build needs); throws EstateError 'unavailable' (or
