@@ -98,3 +98,29 @@ for (const kind of storesUnderTest()) {
     });
   });
 }
+
+for (const kind of storesUnderTest()) {
+  test(`estate store copy carries the outbox, data dir → ${kind.name}: each delivery once by id, with its attempts, and each target's start`, async (t) => {
+    const { copyStore } = await import('../src/core/store/copy-store.ts');
+    const source = await storesUnderTest()[0]?.open(t);
+    const dest = await kind.open(t);
+    if (!source || !dest) return t.skip(`${kind.name} store not available here`);
+    await source.store.outbox.targetSince('hook', at(0));
+    await source.store.outbox.enqueue([delivery(1), delivery(2)]);
+    const [claimed] = await source.store.outbox.claim('a', 1, at(10), 30_000);
+    assert.ok(claimed);
+    await source.store.outbox.finish(claimed.id, 'a', ok(11), { status: 'delivered' });
+    await dest.store.outbox.targetSince('other', at(99));
+
+    const report = await copyStore(source.store, dest.store);
+    assert.deepEqual([report.notify_outbox.copied, report.notify_outbox.already_there], [2, 0]);
+    const copied = await dest.store.outbox.recent(10);
+    assert.deepEqual(copied, await source.store.outbox.recent(10));
+    assert.deepEqual((await dest.store.outbox.targets()).sort((a, b) => a.target.localeCompare(b.target)), [
+      { target: 'hook', since: at(0).toISOString() },
+      { target: 'other', since: at(99).toISOString() },
+    ]);
+    const again = await copyStore(source.store, dest.store);
+    assert.deepEqual([again.notify_outbox.copied, again.notify_outbox.already_there], [0, 2]);
+  });
+}

@@ -80,6 +80,7 @@ export function dataDirOutbox(dataDir: string): Outbox {
         return { changed: true, answer: at };
       });
     },
+    targets: async () => Object.entries((await read()).targets).map(([target, { since }]) => ({ target, since })),
     enqueue: async (deliveries) => {
       if (deliveries.length === 0) return 0;
       // Most passes find every delivery stored already: a read, no lock.

@@ -77,6 +77,8 @@ export interface Outbox {
    * time. Events before it are never sent to the target (docs/notify.md).
    */
   targetSince(target: string, at: Date): Promise<Date>;
+  /** Every target's stored start, by name (estate store copy carries them with the deliveries). */
+  targets(): Promise<{ target: string; since: string }[]>;
   /** Stores each delivery once by `id` (pending, due at once): answers how many were new. Concurrent enqueuers anywhere store one. */
   enqueue(deliveries: readonly NewDelivery[]): Promise<number>;
   /**

@@ -121,6 +121,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     series: lazySeries(seriesOf),
     outbox: {
       targetSince: async (target, at) => (await store()).outbox.targetSince(target, at),
+      targets: async () => (await store()).outbox.targets(),
       enqueue: async (deliveries) => (await store()).outbox.enqueue(deliveries),
       claim: async (owner, limit, now, leaseMs) => (await store()).outbox.claim(owner, limit, now, leaseMs),
       finish: async (id, owner, attempt, result) => (await store()).outbox.finish(id, owner, attempt, result),

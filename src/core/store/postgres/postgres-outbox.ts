@@ -40,6 +40,11 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
         const [row] = await sql`SELECT since FROM notify_targets WHERE target = ${target}`;
         return new Date(row?.since as Date);
       }),
+    targets: () =>
+      run(async () => {
+        const rows = await sql`SELECT target, since FROM notify_targets ORDER BY target`;
+        return rows.map((row) => ({ target: String(row.target), since: iso(row.since) as string }));
+      }),
     enqueue: (deliveries) =>
       run(async () => {
         let added = 0;
