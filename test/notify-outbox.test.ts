@@ -52,13 +52,13 @@ for (const kind of storesUnderTest()) {
     });
 
     await t.test('claim: two claimants at once take disjoint deliveries; a leased one is not claimed again until its lease ends', async () => {
-      const [a, b] = await Promise.all([store.outbox.claim('a', 2, at(10), 30_000), other.outbox.claim('b', 2, at(10), 30_000)]);
+      const [a, b] = await Promise.all([store.outbox.claim('a', ['hook'], 2, at(10), 30_000), other.outbox.claim('b', ['hook'], 2, at(10), 30_000)]);
       const ids = [...a, ...b].map((d) => d.id).sort();
       assert.deepEqual(ids, [delivery(1).id, delivery(2).id, delivery(3).id], JSON.stringify({ a: a.map((d) => d.id), b: b.map((d) => d.id) }));
       assert.equal(new Set(ids).size, 3, 'no delivery leased twice');
-      assert.deepEqual(await store.outbox.claim('c', 5, at(20), 30_000), [], 'all leased until 40 s');
+      assert.deepEqual(await store.outbox.claim('c', ['hook'], 5, at(20), 30_000), [], 'all leased until 40 s');
       // `a`'s lease ran out: another claimant takes its deliveries, and `a` can no longer record an attempt.
-      const c = await store.outbox.claim('c', 5, at(41), 30_000);
+      const c = await store.outbox.claim('c', ['hook'], 5, at(41), 30_000);
       assert.deepEqual(c.map((d) => d.id).sort(), ids);
       const first = a[0] ?? b[0];
       assert.ok(first);
@@ -71,8 +71,8 @@ for (const kind of storesUnderTest()) {
       assert.equal(await store.outbox.finish(d2, 'c', ok(42), { status: 'delivered' }), true);
       assert.equal(await store.outbox.finish(d3, 'c', failed(42), { status: 'failed' }), true);
       assert.equal(await store.outbox.finish(d3, 'c', ok(43), { status: 'delivered' }), false, 'a finished delivery stays as it is');
-      assert.deepEqual(await other.outbox.claim('d', 5, at(49), 30_000), []);
-      const retried = await other.outbox.claim('d', 5, at(50), 30_000);
+      assert.deepEqual(await other.outbox.claim('d', ['hook'], 5, at(49), 30_000), []);
+      const retried = await other.outbox.claim('d', ['hook'], 5, at(50), 30_000);
       assert.deepEqual(retried.map((d) => [d.id, d.attempt_count, d.attempts.map((x) => x.http_status)]), [[d1, 1, [500]]]);
       assert.equal(await other.outbox.finish(d1, 'd', ok(51), { status: 'delivered' }), true);
       const listed = await store.outbox.recent(10);
@@ -95,6 +95,11 @@ for (const kind of storesUnderTest()) {
       assert.equal(await store.outbox.prune(at(3)), 2, 'deliveries 1 and 2: finished, created before 3 s');
       assert.equal(await store.outbox.prune(at(100)), 1, 'delivery 3; 4 and 5 are pending');
       assert.deepEqual((await other.outbox.recent(10)).map((d) => d.id), [delivery(5).id, delivery(4).id]);
+      assert.deepEqual((await store.outbox.claim('e', ['hook'], 5, at(200), 30_000)).map((d) => d.id), [delivery(5).id], 'a claimant takes only its own targets\' deliveries');
+      assert.deepEqual((await store.outbox.claim('e', ['elsewhere'], 5, at(200), 30_000)).map((d) => d.id), []);
+      assert.equal(await store.outbox.prune(at(3604)), 0, 'pending, not expired before the cutoff');
+      assert.equal(await store.outbox.prune(at(3605)), 1, 'delivery 4 of a target no one claims any more, expired: dropped');
+      assert.deepEqual((await other.outbox.recent(10)).map((d) => d.id), [delivery(5).id]);
     });
   });
 }
@@ -107,7 +112,7 @@ for (const kind of storesUnderTest()) {
     if (!source || !dest) return t.skip(`${kind.name} store not available here`);
     await source.store.outbox.targetSince('hook', at(0));
     await source.store.outbox.enqueue([delivery(1), delivery(2)]);
-    const [claimed] = await source.store.outbox.claim('a', 1, at(10), 30_000);
+    const [claimed] = await source.store.outbox.claim('a', ['hook'], 1, at(10), 30_000);
     assert.ok(claimed);
     await source.store.outbox.finish(claimed.id, 'a', ok(11), { status: 'delivered' });
     await dest.store.outbox.targetSince('other', at(99));

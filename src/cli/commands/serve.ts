@@ -53,6 +53,10 @@ export function serveCommand(io: CliIO): Command {
       '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
       'with or without --collect; its log says collect_pruned with what was dropped.\n' +
+      '\nWith notify targets in the config, the server sends the events it watches\n' +
+      '(schedules late or down, nodes stale, pulses degraded, and their recoveries)\n' +
+      'to them as signed Standard Webhooks, retried from a durable outbox; see\n' +
+      'estate notify test and estate notify log, and docs/notify.md.\n' +
       '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
   );
   cmd.action(async (options: ServeOptions) => {

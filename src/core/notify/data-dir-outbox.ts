@@ -98,8 +98,8 @@ export function dataDirOutbox(dataDir: string): Outbox {
         return { changed: added > 0, answer: added };
       });
     },
-    claim: async (owner, limit, now, leaseMs) => {
-      const due = (d: Delivery) => d.status === 'pending' && d.next_at !== null && Date.parse(d.next_at) <= now.getTime() && (d.lease_until === null || Date.parse(d.lease_until) <= now.getTime());
+    claim: async (owner, targets, limit, now, leaseMs) => {
+      const due = (d: Delivery) => d.status === 'pending' && targets.includes(d.target) && d.next_at !== null && Date.parse(d.next_at) <= now.getTime() && (d.lease_until === null || Date.parse(d.lease_until) <= now.getTime());
       if (limit <= 0 || !(await read()).deliveries.some(due)) return [];
       return update((state) => {
         const claimed = state.deliveries
@@ -138,7 +138,7 @@ export function dataDirOutbox(dataDir: string): Outbox {
     },
     prune: (before) =>
       update((state) => {
-        const kept = state.deliveries.filter((d) => d.status === 'pending' || Date.parse(d.created_at) >= before.getTime());
+        const kept = state.deliveries.filter((d) => (d.status === 'pending' ? Date.parse(d.expires_at) : Date.parse(d.created_at)) >= before.getTime());
         const removed = state.deliveries.length - kept.length;
         state.deliveries = kept;
         return { changed: removed > 0, answer: removed };

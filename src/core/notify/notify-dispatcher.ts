@@ -67,6 +67,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const inflight = new Set<Promise<void>>();
   const since = new Map<string, number>();
   const byName = new Map(ctx.targets.map((t) => [t.name, t]));
+  const names = [...byName.keys()];
   const leaseMs = Math.max(...ctx.targets.map((t) => t.timeout_ms), 1000) + 5000;
   let lastScan = 0;
   let lastPrune = 0;
@@ -125,7 +126,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const deliver = async (now: Date) => {
     const free = CONCURRENCY - inflight.size;
     if (free <= 0 || stopping.signal.aborted) return;
-    for (const delivery of await ctx.store.outbox.claim(owner, free, now, leaseMs)) {
+    for (const delivery of await ctx.store.outbox.claim(owner, names, free, now, leaseMs)) {
       const p: Promise<void> = attempt(delivery)
         .catch((err: unknown) => fail('notify_attempt_failed', err))
         .finally(() => inflight.delete(p));

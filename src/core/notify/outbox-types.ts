@@ -82,16 +82,17 @@ export interface Outbox {
   /** Stores each delivery once by `id` (pending, due at once): answers how many were new. Concurrent enqueuers anywhere store one. */
   enqueue(deliveries: readonly NewDelivery[]): Promise<number>;
   /**
-   * Leases up to `limit` pending deliveries due at `now` (next_at reached,
-   * no lease held past `now`) to `owner` until `now + leaseMs`, oldest due
-   * first: a delivery is leased to one claimant at a time, anywhere.
+   * Leases up to `limit` pending deliveries to `targets` due at `now`
+   * (next_at reached, no lease held past `now`) to `owner` until
+   * `now + leaseMs`, oldest due first: a delivery is leased to one claimant
+   * at a time, anywhere. A replica claims only the targets its config names.
    */
-  claim(owner: string, limit: number, now: Date, leaseMs: number): Promise<Delivery[]>;
+  claim(owner: string, targets: readonly string[], limit: number, now: Date, leaseMs: number): Promise<Delivery[]>;
   /** Records an attempt by the lease's `owner` and what it leads to, ending the lease; false (nothing recorded) when `owner` no longer holds it. */
   finish(id: string, owner: string, attempt: DeliveryAttempt, result: AttemptResult): Promise<boolean>;
   /** The newest `limit` deliveries (by creation), newest first, optionally of one target or status. */
   recent(limit: number, where?: { target?: string; status?: DeliveryStatus }): Promise<Delivery[]>;
-  /** Removes delivered and failed deliveries created before `before`; answers how many. */
+  /** Removes delivered and failed deliveries created before `before`, and pending ones that expired before it (of a target no config names any more); answers how many. */
   prune(before: Date): Promise<number>;
   /** Every delivery, oldest first, a page at a time (estate store copy). */
   pages(pageSize: number): AsyncIterable<Delivery[]>;

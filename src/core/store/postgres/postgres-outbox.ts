@@ -56,14 +56,14 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
         }
         return added;
       }),
-    claim: (owner, limit, now, leaseMs) =>
+    claim: (owner, targets, limit, now, leaseMs) =>
       run(async () => {
-        if (limit <= 0) return [];
+        if (limit <= 0 || targets.length === 0) return [];
         const until = new Date(now.getTime() + leaseMs);
         const rows = await sql`UPDATE notify_deliveries d SET lease_owner = ${owner}, lease_until = ${until}
           FROM (
             SELECT id FROM notify_deliveries
-            WHERE status = 'pending' AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
+            WHERE status = 'pending' AND target = ANY(${targets as string[]}::text[]) AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
             ORDER BY next_at, seq LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           ) c
@@ -99,7 +99,8 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
       }),
     prune: (before) =>
       run(async () => {
-        const rows = await sql`DELETE FROM notify_deliveries WHERE status <> 'pending' AND created_at < ${before} RETURNING id`;
+        const rows = await sql`DELETE FROM notify_deliveries
+          WHERE (status <> 'pending' AND created_at < ${before}) OR (status = 'pending' AND expires_at < ${before}) RETURNING id`;
         return rows.length;
       }),
     pages: async function* (pageSize) {
