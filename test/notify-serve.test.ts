@@ -112,3 +112,64 @@ test('estate serve SIGKILLed between enqueue and delivery: the restarted server 
   const stopped = await second.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
 });
+
+test('estate serve: a schedule that misses its check-in sends schedule_late, then schedule_down, each signed, each once', async (t) => {
+  const receiver = await startReceiver(t);
+  const dir = await tempDataDir(t);
+  const config = {
+    schedules: [{ name: 'quick-backup', board: 'ops', match: { task_id: 'backup-*' }, every: '3s', grace: '2s' }],
+    notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['schedule_late', 'schedule_down', 'schedule_recovered'] }],
+  };
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify(config));
+  const server = await serve(t, dir, receiver);
+  const done = await runEstate(['work', 'complete', '--board', 'ops', '--task-id', 'backup-1', '--assignee', 'cron', '--title', 'backup', '--data-dir', dir]);
+  assert.equal(done.code, 0, done.stderr);
+  await waitUntil('schedule_down delivered', () => receiver.accepted().some((r) => r.payload?.type === 'schedule_down'));
+  const got = receiver.accepted().map((r) => [r.payload?.type, r.payload?.data.subject, r.payload?.data.source]);
+  assert.deepEqual(got, [
+    ['schedule_late', 'quick-backup', 'schedule'],
+    ['schedule_down', 'quick-backup', 'schedule'],
+  ]);
+  assert.ok(receiver.received.every((r) => r.payload !== undefined), 'every signature verified');
+  assert.equal(new Set(receiver.received.map((r) => r.id)).size, 2);
+  assert.equal((await server.stop()).code, 0);
+});
+
+test('estate serve: a receiver that never answers holds only the dispatcher: the API answers meanwhile, and the attempt times out and is tried again', async (t) => {
+  // `receiver` only lends its secret: the target is a server that takes each request and never answers it.
+  const receiver = await startReceiver(t);
+  const open: (() => void)[] = [];
+  const { createServer } = await import('node:http');
+  const hanging = createServer((_req, res) => open.push(() => res.destroy()));
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    hanging.closeAllConnections();
+    hanging.close(() => resolve());
+  }));
+  const url = `http://127.0.0.1:${(hanging.address() as import('node:net').AddressInfo).port}/hook`;
+  const dir = await tempDataDir(t);
+  await writeFile(
+    path.join(dir, 'estate.config.json'),
+    JSON.stringify({ alerts: { hold: '0s' }, notify: [{ name: 'slow', url, secret_env: 'OPS_SECRET', timeout_ms: 4000, events: ['pulse_degraded'] }] }),
+  );
+  const server = await serve(t, dir, receiver);
+  const key = await newKey(dir);
+  const pulse = path.join(dir, 'health-pulse.jsonl');
+  for (const node of ['a', 'b', 'c']) await appendFile(pulse, pulseLine('degraded').replace('"web-1"', `"${node}"`));
+  await waitUntil('the receiver holds requests open', () => open.length >= 3);
+  // While those requests hang, the API answers.
+  for (const route of ['/healthz', '/events?limit=5', '/notify/deliveries']) {
+    const r = await readResponse(await fetch(`${server.url}${route}`, { headers: { 'X-API-Key': key } }));
+    assert.equal(r.status, 200, `${route}: ${r.text}`);
+  }
+  await waitUntil('an attempt timed out and waits for its retry', async () =>
+    (await deliveries(dir)).some((d) => d.status === 'pending' && d.attempt_count >= 1),
+  );
+  const listed = await runEstate(['notify', 'log', '--json', '--data-dir', dir]);
+  const timedOut = (listed.json.items as { last_error: string | null; last_http_status: number | null }[]).filter((d) => d.last_error !== null);
+  assert.ok(timedOut.length >= 1);
+  assert.deepEqual([timedOut[0]?.last_error, timedOut[0]?.last_http_status], ['timed out after 4000 ms', null]);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  for (const end of open) end();
+});
