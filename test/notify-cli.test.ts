@@ -95,3 +95,19 @@ test('GET /notify/deliveries needs a credential with read; POST /notify/targets/
   assert.equal((await server.get('/notify/deliveries?limit=0', { 'X-API-Key': key })).status, 422);
   assert.equal((await server.get('/notify/deliveries?status=lost', { 'X-API-Key': key })).status, 422);
 });
+
+test('a notify outbox file that is not valid JSON is never overwritten: notify log and notify test say so on one line, exit 1, and send nothing', async (t) => {
+  const receiver = await startReceiver(t);
+  const dir = await dirWithTarget(t, receiver.url);
+  const { mkdir, readFile } = await import('node:fs/promises');
+  await mkdir(path.join(dir, 'notify'));
+  const file = path.join(dir, 'notify', 'outbox.json');
+  await writeFile(file, '{"version": 1, "deliveries": [tor');
+  for (const args of [['notify', 'log'], ['notify', 'test', 'ops-hook']]) {
+    const r = await runEstate([...args, '--data-dir', dir], { env: { OPS_HOOK_SECRET: receiver.secret } });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^estate: the notify outbox \(notify\/outbox\.json\) is not valid JSON; it is left as it is: move it aside to start a new one\n$/);
+  }
+  assert.equal(receiver.received.length, 0);
+  assert.equal(await readFile(file, 'utf8'), '{"version": 1, "deliveries": [tor');
+});

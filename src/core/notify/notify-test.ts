@@ -33,6 +33,8 @@ export async function sendTestEvent(targets: readonly NotifyTargetConfig[], secr
     throw new EstateError('not_found', `no notify target "${name}" in the config${known}`);
   }
   const secret = readWebhookSecret(target.secret_env, secrets[target.name]);
+  // An outbox that cannot be read (or written) fails the call before anything is sent: a test event is always in the log.
+  await outbox.recent(1);
   const at = now();
   const id = `msg_${randomBytes(16).toString('hex')}`;
   const event = { ts: at.toISOString(), kind: 'test', source: 'notify', subject: name, message: `a test event from estate to the notify target ${name}` };
