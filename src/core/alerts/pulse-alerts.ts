@@ -28,11 +28,14 @@ const KIND = { degraded: 'pulse_degraded', unhealthy: 'pulse_unhealthy', healthy
  * pulse starts as healthy (nothing fired); a run of entries of one status
  * that lasts `holdMs` (to the next entry of another status, or to now)
  * fires at its start plus `holdMs` when its status is not the one fired
- * last.
+ * last. `cut`: the entries are the newest of a longer history, so the
+ * first run may have begun (and fired) before them: it is taken as fired
+ * and fires nothing, so a spell longer than the entries read keeps the
+ * events it had, rather than one that moves with every new entry.
  */
-export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number): PulseAlert[] {
+export function pulseAlerts(node: string, entries: readonly PulseEntry[], holdMs: number, nowMs: number, cut = false): PulseAlert[] {
   const alerts: PulseAlert[] = [];
-  let fired: PulseStatus = 'healthy';
+  let fired: PulseStatus = cut && entries[0] ? entries[0].status : 'healthy';
   let firedFailing: string[] = [];
   for (let i = 0; i < entries.length; ) {
     const first = entries[i] as PulseEntry;

@@ -7,11 +7,14 @@ export const PULSE_ALERT_WINDOW = 200;
 /**
  * The pulse alerts of every node of the store (pulseAlerts), each from its
  * newest PULSE_ALERT_WINDOW entries; entries without a node are
- * `thisNode`'s (DESIGN.md 7c).
+ * `thisNode`'s (DESIGN.md 7c). A node with a full window may have older
+ * entries: its first run is taken as fired before the window (pulseAlerts'
+ * `cut`), so its events stay put as the window moves on.
  */
 export async function allPulseAlerts(series: Pick<Series, 'nodes' | 'newest'>, holdMs: number, thisNode: string, now: Date): Promise<PulseAlert[]> {
   const [nodes, unnamed] = await Promise.all([series.nodes(), series.newest('pulse', PULSE_ALERT_WINDOW)]);
   const byNode = new Map<string, PulseEntry[]>();
+  const cut = new Set<string>();
   const add = (node: string, record: Record<string, unknown>) => {
     const entry = pulseEntryOf(record);
     if (!entry) return;
@@ -20,11 +23,14 @@ export async function allPulseAlerts(series: Pick<Series, 'nodes' | 'newest'>, h
     byNode.set(node, list);
   };
   for (const record of unnamed.items) if (typeof record.node !== 'string') add(thisNode, record);
+  if (unnamed.items.length >= PULSE_ALERT_WINDOW) cut.add(thisNode);
   const pages = await Promise.all(nodes.map((node) => series.newest('pulse', PULSE_ALERT_WINDOW, { node })));
   nodes.forEach((node, i) => {
-    for (const record of pages[i]?.items ?? []) add(node, record);
+    const items = pages[i]?.items ?? [];
+    for (const record of items) add(node, record);
+    if (items.length >= PULSE_ALERT_WINDOW) cut.add(node);
   });
   const alerts: PulseAlert[] = [];
-  for (const [node, entries] of byNode) alerts.push(...pulseAlerts(node, entries.sort((a, b) => a.ms - b.ms), holdMs, now.getTime()));
+  for (const [node, entries] of byNode) alerts.push(...pulseAlerts(node, entries.sort((a, b) => a.ms - b.ms), holdMs, now.getTime(), cut.has(node)));
   return alerts;
 }
