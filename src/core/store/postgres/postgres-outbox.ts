@@ -47,8 +47,14 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
       }),
     enqueue: (deliveries) =>
       run(async () => {
+        if (deliveries.length === 0) return 0;
+        // Most scans find every delivery stored already: one read, and no insert (nor a sequence value) spent on them.
+        const ids = deliveries.map((d) => d.id);
+        const known = new Set((await sql`SELECT id FROM notify_deliveries WHERE id = ANY(${ids}::text[])`).map((row) => String(row.id)));
         let added = 0;
         for (const d of deliveries) {
+          if (known.has(d.id)) continue;
+          known.add(d.id);
           const rows = await sql`INSERT INTO notify_deliveries (id, target, type, subject, event_ts, body, created_at, expires_at, status, next_at)
             VALUES (${d.id}, ${d.target}, ${d.type}, ${d.subject}, ${d.event_ts}, ${d.body}, ${new Date(d.created_at)}, ${new Date(d.expires_at)}, 'pending', ${new Date(d.created_at)})
             ON CONFLICT (id) DO NOTHING RETURNING id`;
