@@ -3,13 +3,13 @@ import { test } from 'node:test';
 import { parseConfig } from '../src/config.ts';
 import { openStore } from '../src/core/store/open-store.ts';
 import { migrate } from '../src/core/store/postgres/migrate.ts';
-import { MIGRATIONS, SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
+import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
 import { newestQuery } from '../src/core/store/postgres/postgres-series.ts';
 import type { SeriesSample } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
-import { migratedPostgres, openPostgres, postgresOrSkip, sqlOf } from './helpers/postgres-store.ts';
+import { migratedPostgres, openPostgres, postgresOrSkip, sqlOf, versionsAfter } from './helpers/postgres-store.ts';
 import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
 
 // The series in a real PostgreSQL (postgres/postgres-series.ts): per-node
@@ -263,8 +263,3 @@ test('migration 5 rolls up the trend points and disk snapshots stored before it,
   const [rows] = await sql`SELECT count(*)::int AS n FROM series_rollups WHERE series = 'trends' AND tier = '1h' AND field = ''`;
   assert.equal(rows?.n, 1);
 });
-
-/** The versions of the migrations after `version`, in order: what `estate migrate` applies to a database at it (whatever versions later migrations add). */
-function versionsAfter(version: number): number[] {
-  return MIGRATIONS.map((m) => m.version).filter((v) => v > version).sort((a, b) => a - b);
-}

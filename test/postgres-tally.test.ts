@@ -6,11 +6,12 @@ import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
 import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
 import { openStore } from '../src/core/store/open-store.ts';
 import { migrate } from '../src/core/store/postgres/migrate.ts';
-import { MIGRATIONS, SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
+import { SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
 import type { Store } from '../src/core/store/store.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { versionsAfter } from './helpers/postgres-store.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 import { createKeyWithCli, replicaPostgres, startReplicas } from './helpers/replicas.ts';
 import { waitUntil } from './helpers/wait-until.ts';
@@ -194,8 +195,3 @@ test('two replicas writing at once: each answers the same exact aggregates, and 
   assert.deepEqual(shape(fromA.json.items), shape(fromB.json.items));
   assert.equal(fromA.json.window.records, 62);
 });
-
-/** The versions of the migrations after `version`, in order: what `estate migrate` applies to a database at it (whatever versions later migrations add). */
-function versionsAfter(version: number): number[] {
-  return MIGRATIONS.map((m) => m.version).filter((v) => v > version).sort((a, b) => a - b);
-}
