@@ -55,8 +55,6 @@ export interface DispatcherReport {
 }
 
 export interface Dispatcher {
-  /** One scan and one claim now, waiting for the attempts they start (for tests and a first pass). */
-  pass: () => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -101,24 +99,24 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
     if (added) report.enqueued(added);
   };
 
+  /** One attempt of a claimed delivery (claims are of this config's targets only), recorded with what it leads to. */
   const attempt = async (delivery: Delivery) => {
-    const target = byName.get(delivery.target);
+    const target = byName.get(delivery.target) as NotifyTargetConfig;
     const now = ctx.now();
-    let result: AttemptResult;
+    const unsent = (error: string): DeliveryAttempt => ({ at: now.toISOString(), http_status: null, error, duration_ms: 0 });
     let outcome: DeliveryAttempt;
-    if (!target) {
-      outcome = { at: now.toISOString(), http_status: null, error: 'the target is no longer in the config', duration_ms: 0 };
-      result = { status: 'failed' };
+    if (now.getTime() > Date.parse(delivery.expires_at)) {
+      // Claimed only after its retry_for ran out (every server was down meanwhile): no attempt starts now.
+      outcome = unsent('not attempted: its retry_for ran out before it could be tried again');
     } else {
-      let secret: string | undefined;
       try {
-        secret = readWebhookSecret(target.secret_env, ctx.secrets[target.name]);
+        const secret = readWebhookSecret(target.secret_env, ctx.secrets[target.name]);
+        outcome = await sendWebhook({ url: target.url, id: delivery.id, body: delivery.body, secret, timeoutMs: target.timeout_ms, signal: stopping.signal, now: ctx.now });
       } catch (err) {
-        outcome = { at: now.toISOString(), http_status: null, error: (err as Error).message, duration_ms: 0 };
+        outcome = unsent((err as Error).message);
       }
-      outcome ??= await sendWebhook({ url: target.url, id: delivery.id, body: delivery.body, secret: secret as string, timeoutMs: target.timeout_ms, signal: stopping.signal, now: ctx.now });
-      result = nextStep(delivery, outcome, stopping.signal.aborted);
     }
+    const result = nextStep(delivery, outcome, stopping.signal.aborted);
     await ctx.store.outbox.finish(delivery.id, owner, outcome, result);
     report.attempted(delivery, outcome, result);
   };
@@ -162,12 +160,6 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   if (ctx.targets.length) loop();
 
   return {
-    pass: async () => {
-      await running;
-      lastScan = 0;
-      await pass();
-      await Promise.all(inflight);
-    },
     stop: async () => {
       stopping.abort();
       clearTimeout(timer);
