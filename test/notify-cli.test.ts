@@ -111,3 +111,30 @@ test('a notify outbox file that is not valid JSON is never overwritten: notify l
   assert.equal(receiver.received.length, 0);
   assert.equal(await readFile(file, 'utf8'), '{"version": 1, "deliveries": [tor');
 });
+
+test('estate doctor checks each notify target\'s secret without sending; estate notify test and notify log work against a server (--url)', async (t) => {
+  const receiver = await startReceiver(t);
+  const dir = await dirWithTarget(t, receiver.url);
+  const doctor = async (env: Record<string, string>) => {
+    const r = await runEstate(['doctor', '--json', '--data-dir', dir], { env });
+    return (r.json.checks as { name: string; status: string; detail: string; fix: string | null }[]).find((c) => c.name === 'notify ops-hook');
+  };
+  assert.equal((await doctor({ OPS_HOOK_SECRET: receiver.secret }))?.status, 'ok');
+  const missing = await doctor({});
+  assert.deepEqual([missing?.status, missing?.detail], ['fail', 'the environment variable OPS_HOOK_SECRET (secret_env) is not set: put the target\'s whsec_ secret in it']);
+  assert.match(missing?.fix ?? '', /^export OPS_HOOK_SECRET="whsec_\$\(openssl rand -base64 32\)"/);
+  assert.equal(receiver.received.length, 0, 'the doctor sends nothing');
+
+  const key = await newKey(dir);
+  const server = await startServer(t, dir, { env: { OPS_HOOK_SECRET: receiver.secret } });
+  // The server's secret signs: the CLI calling it has none.
+  const sent = await runEstate(['notify', 'test', 'ops-hook', '--json', '--url', server.url, '--api-key', key]);
+  assert.equal(sent.code, 0, sent.stderr);
+  assert.equal(receiver.accepted().at(-1)?.id, sent.json.id);
+  const unknown = await runEstate(['notify', 'test', 'nope', '--url', server.url, '--api-key', key]);
+  assert.equal(unknown.code, 3, unknown.stderr);
+  assert.equal(unknown.stderr.trimEnd().split('\n').length, 1, unknown.stderr);
+  const log = await runEstate(['notify', 'log', '--json', '--url', server.url, '--api-key', key]);
+  assert.equal(log.code, 0, log.stderr);
+  assert.deepEqual(log.json.items.map((d: { id: string }) => d.id), [sent.json.id]);
+});
