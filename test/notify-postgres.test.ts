@@ -50,8 +50,14 @@ test('two replicas on one PostgreSQL store deliver each event of the shared seri
   await ingest(1, 'late-1', new Date().toISOString());
   await waitUntil('the later event delivered', () => receiver.accepted().some((r) => r.payload?.data.subject === 'late-1'));
   const expected = NODES.length + 1;
+  // The receiver answers before the replica records the attempt: wait for the record, not only the request.
+  const listing = async (replica: { url: string }) => readResponse(await fetch(`${replica.url}/notify/deliveries`, { headers: { 'X-API-Key': key } }));
+  await waitUntil('every delivery recorded as delivered', async () => {
+    const items = (await listing(replicas[0] as { url: string })).json.items as { status: string }[];
+    return items.length === expected && items.every((d) => d.status === 'delivered');
+  });
   for (const replica of replicas) {
-    const listed = await readResponse(await fetch(`${replica.url}/notify/deliveries`, { headers: { 'X-API-Key': key } }));
+    const listed = await listing(replica);
     assert.equal(listed.status, 200, listed.text);
     assert.equal(listed.json.count, expected, 'one delivery per event, whichever replica enqueued it');
     assert.ok(listed.json.items.every((d: { status: string; attempt_count: number }) => d.status === 'delivered' && d.attempt_count === 1), listed.text);
@@ -60,8 +66,13 @@ test('two replicas on one PostgreSQL store deliver each event of the shared seri
   assert.equal(ids.length, expected, `every webhook-id once: ${ids.join(' ')}`);
   assert.equal(new Set(ids).size, expected);
   assert.ok(receiver.received.every((r) => r.payload !== undefined), 'every signature verified');
-  // Each replica's log says which deliveries it attempted: together, each once.
-  const attempted = replicas.flatMap((r) => [...r.child.stderr().matchAll(/"event":"notify_attempt".*?"webhook_id":"(msg_[0-9a-f]+)"/g)].map((m) => m[1]));
+  // Each replica's log (read once it has exited, all of it written) says which deliveries it attempted: together, each once.
+  const logs: string[] = [];
+  for (const replica of replicas) {
+    const stopped = await replica.child.stop();
+    assert.equal(stopped.code, 0, stopped.stderr);
+    logs.push(stopped.stderr);
+  }
+  const attempted = logs.flatMap((log) => [...log.matchAll(/"event":"notify_attempt".*?"webhook_id":"(msg_[0-9a-f]+)"/g)].map((m) => m[1]));
   assert.deepEqual(attempted.sort(), [...ids].sort());
-  for (const replica of replicas) assert.equal((await replica.child.stop()).code, 0);
 });

@@ -69,9 +69,11 @@ test('estate serve: a pulse that degrades reaches the receiver signed; a receive
     'the unhealthy spell and its recovery from before the start were not sent',
   );
 
-  // GET /notify/deliveries lists the attempts.
+  // GET /notify/deliveries lists the attempts (recorded just after the receiver answered: wait for the record).
   const key = await newKey(dir);
-  const listed = await readResponse(await fetch(`${server.url}/notify/deliveries`, { headers: { 'X-API-Key': key } }));
+  const list = async () => readResponse(await fetch(`${server.url}/notify/deliveries`, { headers: { 'X-API-Key': key } }));
+  await waitUntil('the delivery recorded as delivered', async () => (await list()).json.items[0]?.status === 'delivered');
+  const listed = await list();
   assert.equal(listed.status, 200, listed.text);
   const [d] = listed.json.items;
   assert.deepEqual([d.id, d.type, d.status, d.attempt_count, d.attempts.map((a: { http_status: number }) => a.http_status), d.last_error], [first.id, 'pulse_degraded', 'delivered', 2, [500, 204], null]);
