@@ -7,6 +7,7 @@ import { EstateError } from './errors.ts';
 import { shellWord } from './shell-word.ts';
 import { parseDuration } from './core/duration.ts';
 import { readSchedule } from './core/schedules/schedule-spec.ts';
+import { WATCHED_KINDS } from './core/notify/outbox-types.ts';
 import { isNotFound } from './core/fs-errors.ts';
 import { readDataFileSync } from './core/open-data-file.ts';
 import { MAX_RUNS_ANSWER_BYTES, RUN_FIELDS_BYTES, worstRunsAnswerBytes } from './core/training-answer-bound.ts';
@@ -246,6 +247,18 @@ const SECTIONS = {
       .max(200)
       .default([])
       .superRefine(...uniqueNames('schedule'))),
+  notify: once(() =>
+    z
+      .array(notifyTargetSchema())
+      .max(50)
+      .default([])
+      .superRefine(...uniqueNames('notify target'))),
+  /** How far back a dispatcher starting (or restarting) looks for events it has not enqueued yet (docs/notify.md): a duration, default 1h, at most 7d. */
+  notify_catch_up: once(() =>
+    z
+      .string()
+      .refine((t) => isDuration(t) && parseDuration(t, 'notify_catch_up') <= 7 * 86_400_000, 'a whole number and a unit, like 1h or 30m, at most 7d')
+      .default('1h')),
   collect: once(() =>
     z
       .strictObject({
@@ -327,6 +340,25 @@ const scheduleSchema = () =>
       if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
     });
 
+/**
+ * A webhook target (docs/notify.md): the events of `events` (default: every
+ * watched kind) are POSTed to `url`, signed as Standard Webhooks with the
+ * `whsec_` secret in the environment variable `secret_env`; each attempt
+ * waits at most `timeout_ms`, and a delivery is retried for `retry_for`.
+ */
+const notifyTargetSchema = () =>
+  z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit'),
+    url: sourceUrl(),
+    events: z.array(z.enum(WATCHED_KINDS)).min(1).max(WATCHED_KINDS.length).optional(),
+    secret_env: envName(),
+    timeout_ms: z.int().min(100).max(60_000).default(10_000),
+    retry_for: z
+      .string()
+      .refine((t) => isDuration(t) && parseDuration(t, 'retry_for') <= 7 * 86_400_000, 'a whole number and a unit, like 1h or 30m, at most 7d')
+      .default('1h'),
+  });
+
 const thresholdSchema = () => z.strictObject({ degraded: z.number().min(0).optional(), unhealthy: z.number().min(0).optional() });
 
 /** What is wrong with a cron pattern and time zone, as croner reads them; undefined when nothing. */
@@ -369,6 +401,7 @@ export type ProviderConfig = EstateConfig['providers'][number];
 export type StatsConfig = NonNullable<EstateConfig['stats']>;
 export type ServeConfig = z.output<ReturnType<typeof serveSchema>>;
 export type RateLimitConfig = z.output<ReturnType<typeof rateLimitSchema>>;
+export type NotifyTargetConfig = EstateConfig['notify'][number];
 
 export const CONFIG_FILE = 'estate.config.json';
 
@@ -525,11 +558,14 @@ function checkSections(raw: unknown): EstateConfig | undefined {
 export interface Secrets {
   /** The forge token, from the variable named by `forge.token_env`; undefined when unset or empty. */
   forgeToken: string | undefined;
+  /** Each notify target's secret (by target name), from the variable its `secret_env` names; undefined when unset or empty. */
+  notify: Readonly<Record<string, string | undefined>>;
 }
 
 export function resolveSecrets(config: EstateConfig, env: NodeJS.ProcessEnv = process.env): Secrets {
   const name = config.forge?.token_env;
-  return { forgeToken: (name && env[name]) || undefined };
+  const notify = Object.fromEntries((config.notify ?? []).map((target) => [target.name, env[target.secret_env] || undefined]));
+  return { forgeToken: (name && env[name]) || undefined, notify };
 }
 
 /**

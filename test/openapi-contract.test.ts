@@ -5,6 +5,7 @@ import { PAGE_ROUTE_DOCS } from '../src/server/docs-routes.ts';
 import {
   answer,
   badInput,
+  CONTRACT_ENV,
   contractChecker,
   type Estate,
   estateDir,
@@ -28,7 +29,7 @@ import { newKey, readResponse, startServer } from './helpers/server.ts';
 // The table is walked generically, so operations added later are covered as they land.
 
 /** Path parameter values the data cannot supply (the fake forge holds `org/repo-001`). */
-const SAMPLE_PATH: Record<string, string> = { owner: 'org', repo: 'repo-001' };
+const SAMPLE_PATH: Record<string, string> = { owner: 'org', repo: 'repo-001', target: 'contract-hook' };
 /** Response fields that supply a path parameter under another name. */
 const HARVEST_ALIASES: Record<string, string> = { site: 'target_site' };
 /** Request bodies for a first, successful call, where the schema alone does not give one. */
@@ -95,7 +96,7 @@ test('every operation answers only documented statuses, with bodies and headers 
   const estates: Estate[] = [];
   for (const kind of ['demo', 'empty', 'down'] as const) {
     const dir = await estateDir(t, kind);
-    estates.push({ name: kind, key: await newKey(dir, 'alice'), server: await startServer(t, dir) });
+    estates.push({ name: kind, key: await newKey(dir, 'alice'), server: await startServer(t, dir, { env: CONTRACT_ENV }) });
   }
   const docResponse = await (estates[0] as Estate).server.get('/api/openapi.json');
   assert.equal(docResponse.status, 200);

@@ -126,3 +126,24 @@ test('a node whose newest PULSE_ALERT_WINDOW entries are all of one old conditio
   );
   assert.equal(PULSE_ALERT_WINDOW, 200);
 });
+
+test('a spell longer than the window of entries read keeps its events: one more entry does not move a pulse alert (the webhooks would send it again)', async (t) => {
+  const { allPulseAlerts, PULSE_ALERT_WINDOW } = await import('../src/core/alerts/read-pulse-alerts.ts');
+  const { createDataDirStore } = await import('../src/core/store/data-dir-store.ts');
+  const { appendFile } = await import('node:fs/promises');
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir);
+  t.after(() => store.close());
+  const line = (s: number, status: string) => `${JSON.stringify({ ts: new Date(T0 + s * 1000).toISOString(), node: 'web-1', status, checks: { load: { status, value: 9 } } })}\n`;
+  // Healthy, then degraded for longer than the window holds.
+  let text = line(0, 'healthy');
+  for (let i = 1; i <= PULSE_ALERT_WINDOW + 10; i++) text += line(i, 'degraded');
+  await appendFile(path.join(dir, 'health-pulse.jsonl'), text);
+  const read = async (nowS: number) => (await allPulseAlerts(store.series, 0, 'this-node', new Date(T0 + nowS * 1000))).map((a) => `${a.kind}@${a.ts}`);
+  const before = await read(PULSE_ALERT_WINDOW + 20);
+  await appendFile(path.join(dir, 'health-pulse.jsonl'), line(PULSE_ALERT_WINDOW + 11, 'degraded'));
+  assert.deepEqual(await read(PULSE_ALERT_WINDOW + 20), before, 'the same events, with the same times');
+  // A change inside the window still fires, once.
+  await appendFile(path.join(dir, 'health-pulse.jsonl'), line(PULSE_ALERT_WINDOW + 12, 'healthy'));
+  assert.deepEqual(await read(PULSE_ALERT_WINDOW + 20), [...before, `pulse_recovered@${new Date(T0 + (PULSE_ALERT_WINDOW + 12) * 1000).toISOString()}`]);
+});

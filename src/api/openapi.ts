@@ -238,6 +238,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   garden: 'The garden feed: published writings, the estate pulse and identity.',
   work: 'Kanban task completions: recording them, the feed, its live stream and page.',
   publishing: 'Published pieces: registering them and listing them by site, type or recency.',
+  notify: 'Webhooks: the deliveries of watched events to the notify targets (Standard Webhooks, a durable outbox) and test events.',
 };
 
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' };

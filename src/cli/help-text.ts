@@ -13,6 +13,7 @@ const GROUP_DESCRIPTIONS: Readonly<Record<string, string>> = {
   publish: 'Register published pieces and look them up by site, type or id',
   training: 'Start, list, show and delete training runs of a user',
   forge: 'Repositories and issues of the configured forge',
+  notify: 'Webhooks: send a test event to a notify target, and list recent deliveries',
 };
 
 export const HELP_OPTION_TEXT = 'Show help for the command';

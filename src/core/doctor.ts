@@ -6,6 +6,7 @@ import { EstateError } from '../errors.ts';
 import { forgeGet } from './forge/forge-request.ts';
 import { forgeSettings } from './forge/forge-settings.ts';
 import { checkProvider } from './providers.ts';
+import { readWebhookSecret } from './notify/webhook-secret.ts';
 import { statsProgram } from './stats.ts';
 import { dataPath } from './data-files.ts';
 import { keysCreateHint, liveKeyCount } from './first-key.ts';
@@ -36,7 +37,7 @@ export interface DoctorOptions {
  * Checks what estate depends on, in order: the data dir, the config, the
  * store (PostgreSQL: connection, schema version, privileges), whether it
  * holds an API key (a warning when none can open a route), the forge
- * (token and reachability), each provider and the statistics command
+ * (token and reachability), each provider, each notify target's secret and the statistics command
  * (that it can be run; it is not run). Never throws: every problem is a
  * `fail` (or `warn`) check with a fix. When the data dir fails its check and
  * no config file is given, the config is `skip` and only a store named by
@@ -81,8 +82,27 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
           },
     );
   });
+  checks.push(...checkNotify(config, options.env, configFile));
   checks.push(await checkStats(config, options.dataDir, options.env, configFile));
   return checks;
+}
+
+/** Each notify target's secret (docs/notify.md): set and a whsec_ secret. Nothing is sent (estate notify test sends a test event). */
+function checkNotify(config: EstateConfig, env: NodeJS.ProcessEnv, configFile: string): DoctorCheck[] {
+  const secrets = resolveSecrets(config, env).notify;
+  return config.notify.map((target, i) => {
+    try {
+      readWebhookSecret(target.secret_env, secrets[target.name]);
+      return { name: `notify ${target.name}`, status: 'ok', detail: `its secret is in $${target.secret_env}; estate notify test ${target.name} sends a test event`, fix: null };
+    } catch (err) {
+      return {
+        name: `notify ${target.name}`,
+        status: 'fail',
+        detail: (err as Error).message,
+        fix: `export ${target.secret_env}="whsec_$(openssl rand -base64 32)" and give the receiver the same secret (or fix notify[${i}].secret_env in ${configFile})`,
+      };
+    }
+  });
 }
 
 async function checkStore(spec: string | undefined, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
@@ -200,6 +220,7 @@ function describeConfig(config: EstateConfig): string {
     config.forge ? 'forge' : undefined,
     config.providers.length ? `${config.providers.length} provider${config.providers.length === 1 ? '' : 's'}` : undefined,
     config.stats ? 'stats' : undefined,
+    config.notify.length ? `${config.notify.length} notify target${config.notify.length === 1 ? '' : 's'}` : undefined,
   ].filter(Boolean);
   return parts.length ? `valid (${parts.join(', ')})` : 'valid (no external sources)';
 }

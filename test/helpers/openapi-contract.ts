@@ -92,6 +92,9 @@ export async function answer(server: TestServer, route: string, produces: string
  * stats command that answer), `empty`, `down` (sources that fail or hang), or
  * `limited` (empty, with a rate limit of one request a minute, loopback included).
  */
+/** The environment the contract's servers run with: the secret of their notify target (`contract-hook`). */
+export const CONTRACT_ENV: NodeJS.ProcessEnv = { CONTRACT_HOOK_SECRET: `whsec_${Buffer.alloc(24, 7).toString('base64')}` };
+
 export async function estateDir(t: TestContext, kind: 'demo' | 'empty' | 'down' | 'limited'): Promise<string> {
   if (kind === 'empty') return tempDataDir(t);
   if (kind === 'limited') {
@@ -108,11 +111,14 @@ export async function estateDir(t: TestContext, kind: 'demo' | 'empty' | 'down' 
     config.forge = { url: forge.url, timeout_ms: 5000, cache_s: 0 };
     config.providers = [{ name: 'fake', url: `${provider.url}/api/tags`, timeout_ms: 5000, expect_status: 200 }];
     config.stats = { command: [process.execPath, '-e', 'process.stdout.write(JSON.stringify({ visitors: 42 }))'], timeout_ms: 10_000, cache_s: 0 };
+    const hook = await startAnswering(t, 204);
+    config.notify = [{ name: 'contract-hook', url: `${hook.url}/hook`, secret_env: 'CONTRACT_HOOK_SECRET' }];
   } else {
     const hanging = await startHanging(t);
     config.forge = { url: hanging.url, timeout_ms: 200, cache_s: 0 };
     config.providers = [{ name: 'gone', url: await refusedUrl(), timeout_ms: 500 }];
     config.stats = { command: [process.execPath, '-e', 'process.stdout.write("not json")'], timeout_ms: 10_000, cache_s: 0 };
+    config.notify = [{ name: 'contract-hook', url: `${hanging.url}/hook`, secret_env: 'CONTRACT_HOOK_SECRET', timeout_ms: 200 }];
   }
   await writeFile(configFile, JSON.stringify(config));
   return dir;

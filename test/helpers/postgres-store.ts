@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { parseConfig } from '../../src/config.ts';
 import { openStore } from '../../src/core/store/open-store.ts';
 import { migrate } from '../../src/core/store/postgres/migrate.ts';
+import { MIGRATIONS } from '../../src/core/store/postgres/migrations.ts';
 import type { Store } from '../../src/core/store/store.ts';
 import { VERSION } from '../../src/version.ts';
 import { tempDataDir } from './data-dir.ts';
@@ -37,4 +38,9 @@ export async function migratedPostgres(t: TestContext): Promise<{ pg: TestPostgr
   const sql = sqlOf(t, pg);
   await migrate(sql, 'test', VERSION);
   return { pg, sql, store: await openPostgres(t, pg) };
+}
+
+/** The versions of the migrations after `version`, in order: what `estate migrate` applies to a database at it (whatever versions later migrations add). */
+export function versionsAfter(version: number): number[] {
+  return MIGRATIONS.map((m) => m.version).filter((v) => v > version).sort((a, b) => a - b);
 }

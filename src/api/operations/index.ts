@@ -11,6 +11,7 @@ import { forgeIssuesOp, forgeReposOp } from './forge.ts';
 import { gardenGet } from './garden.ts';
 import { ingestCreate } from './ingest.ts';
 import { nodesList } from './nodes.ts';
+import { notifyDeliveries, notifyTest } from './notify.ts';
 import { providersList } from './providers.ts';
 import { publishingBySite, publishingByType, publishingGet, publishingLatest, publishingRegister } from './publishing.ts';
 import { pulseList, pulseStatusOp } from './pulse.ts';
@@ -64,6 +65,8 @@ export const operations: readonly Operation[] = checkOperations([
   workComplete,
   workFeedOp,
   schedulesList,
+  notifyDeliveries,
+  notifyTest,
   estateLogs,
   // /publishing/latest and /publishing/by-… before /publishing/{entry_id}: routes match in this order.
   publishingRegister,

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { createContext, type EstateContext } from '../../api/context.ts';
-import { assertDataDir, envSettings, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
+import { assertDataDir, envSettings, eventWatch, loadConfig, resolveDataDir, serveSettings } from '../../config.ts';
+import { parseDuration } from '../../core/duration.ts';
 import { keysCreateHint, liveKeyCount } from '../../core/first-key.ts';
 import { EstateError } from '../../errors.ts';
 import { projectRoot } from '../../project-root.ts';
@@ -55,6 +56,10 @@ export function serveCommand(io: CliIO): Command {
       '\nWith providers in the config, it probes each every providers_probe_s (30 s;\n' +
       '0: never) and stores the probes, from which estate events derives\n' +
       'provider_down and provider_recovered (held for alerts.hold, 1m).\n' +
+      '\nWith notify targets in the config, the server sends the events it watches\n' +
+      '(schedules late or down, nodes stale, pulses degraded, and their recoveries)\n' +
+      'to them as signed Standard Webhooks, retried from a durable outbox; see\n' +
+      'estate notify test and estate notify log, and docs/notify.md.\n' +
       '\nExamples:\n  $ estate serve --data-dir /var/lib/estate --port 8080\n  $ estate serve --collect --interval 10s\n  $ estate serve --demo --port 0\n  $ estate serve --log-format json 2>>/var/log/estate.jsonl\n',
   );
   cmd.action(async (options: ServeOptions) => {
@@ -128,6 +133,8 @@ export function serveCommand(io: CliIO): Command {
         const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
         // The providers, probed and the probes stored, so /events derives provider_down and provider_recovered (providers_probe_s; off at 0).
         const prober = config.providers.length && config.providers_probe_s ? await startProbes(ctx, config.providers_probe_s * 1000, app.log) : undefined;
+        // Webhooks: the watched events enqueued in the store's outbox and delivered in the background (docs/notify.md).
+        const notify = ctx.config.notify.length ? await startNotify(ctx, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
         // The sample and the prune in progress are finished (never a torn line) before the store closes.
@@ -135,6 +142,8 @@ export function serveCommand(io: CliIO): Command {
         await retention?.stop();
         await rollups.stop();
         await prober?.stop();
+        // Attempts in flight are cut short and tried again at the next start, with the same webhook-id.
+        await notify?.stop();
         await app.closeStreams();
         await running.close();
         await app.close();
@@ -183,6 +192,47 @@ async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: R
   return startProviderProbes(ctx.config.providers, ctx.store.probes, intervalMs, ctx.now, {
     failed: (err) => log({ level: 'warn', time: new Date().toISOString(), event: 'provider_probe_failed', error: String((err as Error)?.message ?? err) }),
   });
+}
+
+/**
+ * The webhook dispatcher (src/core/notify/notify-dispatcher.ts) on the
+ * served store, until `stop`. Its log lines: `notify_enqueued`,
+ * `notify_attempt` (target, type, webhook-id, status, what the receiver
+ * answered; never the URL or the secret), warnings for a failed pass.
+ */
+async function startNotify(ctx: EstateContext, log: (line: Record<string, unknown>) => void): Promise<{ stop: () => Promise<void> }> {
+  const { startNotifyDispatcher } = await import('../../core/notify/notify-dispatcher.ts');
+  const time = () => new Date().toISOString();
+  return startNotifyDispatcher(
+    {
+      dataDir: ctx.dataDir,
+      store: ctx.store,
+      targets: ctx.config.notify,
+      secrets: ctx.sources.secrets.notify,
+      catchUpMs: parseDuration(ctx.config.notify_catch_up, 'notify_catch_up'),
+      staleAfterS: ctx.config.events.stale_after_s,
+      watch: eventWatch(ctx.config),
+      startedAt: ctx.startedAt,
+      now: ctx.now,
+    },
+    {
+      enqueued: (count) => log({ level: 'info', time: time(), event: 'notify_enqueued', count }),
+      attempted: (d, attempt, result) =>
+        log({
+          level: result.status === 'failed' ? 'warn' : 'info',
+          time: time(),
+          event: 'notify_attempt',
+          target: d.target,
+          type: d.type,
+          webhook_id: d.id,
+          status: result.status,
+          http_status: attempt.http_status,
+          ...(attempt.error === null ? {} : { error: attempt.error }),
+          ...(result.status === 'pending' ? { next_attempt_at: result.next_at } : {}),
+        }),
+      failed: (event, err) => log({ level: 'warn', time: time(), event, error: String((err as Error)?.message ?? err) }),
+    },
+  );
 }
 
 /**

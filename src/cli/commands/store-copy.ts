@@ -67,8 +67,9 @@ order), training runs, API keys (hashes, scopes, expiry, revocation, last use:
 existing keys keep working), the token secret (existing tokens keep
 verifying), and the series: trend points, disk snapshots and pulse entries
 (each once by its node and ts, oldest first), the heartbeat (when the
-destination has none) and the provider probes (each once by provider and
-ts). A summary per kind goes to stderr.
+destination has none), the provider probes (each once by provider and
+ts) and the webhook outbox (each delivery once by its webhook-id, with its
+attempts). A summary per kind goes to stderr.
 
 Run it again at will: what the destination holds already is skipped; a record
 whose id or key holds something else there is a conflict, reported and never

@@ -27,7 +27,13 @@ import type { JsonRecord, KeyedRecords, RestoreResult, SeriesName, Store } from 
 // - The provider probes (provider_down / provider_recovered are derived from
 //   them) are copied oldest first, each once by (provider, ts).
 
-export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat', 'provider_probes'] as const;
+// - The webhook outbox (docs/notify.md): each delivery once by its
+//   webhook-id, with its status and attempts (a lease is not carried: the
+//   destination's dispatcher claims what is pending), and each target's
+//   start when the destination has none, so a server on the destination
+//   neither sends an event twice nor starts its targets afresh.
+
+export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat', 'provider_probes', 'notify_outbox'] as const;
 export type CopyKind = (typeof COPY_KINDS)[number];
 
 export interface KindCounts {
@@ -166,6 +172,12 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     const outcome = await to.series.restoreHeartbeat(heartbeat.data);
     count('heartbeat', outcome);
     if (outcome === 'conflict') conflict({ kind: 'heartbeat', id: 'heartbeat', differing: documentDifferences((await to.series.heartbeat()).data, heartbeat.data) });
+  }
+  for (const { target, since } of await from.outbox.targets()) await to.outbox.targetSince(target, new Date(since));
+  for await (const page of from.outbox.pages(pageSize)) {
+    const r = await to.outbox.restore(page);
+    report.notify_outbox.copied += r.created;
+    report.notify_outbox.already_there += r.present;
   }
   return report;
 }

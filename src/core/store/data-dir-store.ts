@@ -13,6 +13,7 @@ import { restoreRun, scanRuns } from '../training-copy.ts';
 import { type LogWatcher, watchFile } from '../watch-log.ts';
 import { COMPLETIONS } from '../work.ts';
 import { dataDirSeries } from '../series/data-dir-series.ts';
+import { dataDirOutbox } from '../notify/data-dir-outbox.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import { dataDirProbes } from '../probes/data-dir-probes.ts';
 import type { Credentials, KeyedRecords, RecordPage, Series, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
@@ -64,6 +65,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     tokenSecret,
     series,
     probes: dataDirProbes(dataDir),
+    outbox: dataDirOutbox(dataDir),
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {

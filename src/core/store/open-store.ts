@@ -132,6 +132,19 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
       restore: async (records) => (await store()).probes.restore(records),
       prune: async (before) => (await store()).probes.prune(before),
     },
+    outbox: {
+      targetSince: async (target, at) => (await store()).outbox.targetSince(target, at),
+      targets: async () => (await store()).outbox.targets(),
+      enqueue: async (deliveries) => (await store()).outbox.enqueue(deliveries),
+      claim: async (owner, targets, limit, now, leaseMs) => (await store()).outbox.claim(owner, targets, limit, now, leaseMs),
+      finish: async (id, owner, attempt, result) => (await store()).outbox.finish(id, owner, attempt, result),
+      recent: async (limit, where) => (await store()).outbox.recent(limit, where),
+      prune: async (before) => (await store()).outbox.prune(before),
+      pages: async function* (pageSize) {
+        yield* (await store()).outbox.pages(pageSize);
+      },
+      restore: async (deliveries) => (await store()).outbox.restore(deliveries),
+    },
     ready: async () => (await store()).ready(),
     health: async () => {
       const loaded = await store().catch(() => undefined);

@@ -10,6 +10,7 @@ import { postgresCredentials, postgresTokenSecret } from './postgres/postgres-cr
 import { PostgresRecords } from './postgres/postgres-records.ts';
 import { postgresProbes } from './postgres/postgres-probes.ts';
 import { postgresSeries } from './postgres/postgres-series.ts';
+import { postgresOutbox } from './postgres/postgres-outbox.ts';
 import { postgresTraining } from './postgres/postgres-training.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import type { OpenPostgresStore, Store } from './store.ts';
@@ -58,6 +59,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
     tokenSecret: postgresTokenSecret(sql, name),
     series: postgresSeries(sql, name, rollupRetentionOf(options.config)),
     probes: postgresProbes(sql, name),
+    outbox: postgresOutbox(sql, name),
     ready: () => withinDeadline(name, async () => checkSchemaVersion(await readSchemaVersion(sql), name)),
     health: async () => {
       let state: string;

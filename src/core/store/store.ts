@@ -14,8 +14,10 @@ import type { RollupRebuild } from '../rollups/rebuild-rollups.ts';
 import type { RollupFollower, RollupReport } from '../rollups/follow-rollups.ts';
 import type { NewRun, TrainingLimits, TrainingRun } from '../training.ts';
 import type { ProviderProbe } from '../probes/provider-probe.ts';
+import type { Outbox } from '../notify/outbox-types.ts';
 
 export type { HeartbeatOutcome };
+export type { Outbox };
 export type { RangeAnswer, RangeQuery, RangeSeries, RollupFollower, RollupRebuild, RollupReport };
 export type { ProviderProbe };
 export type { CreateKeyOptions, FacetFilter, JsonRecord, KeyedLogSpec, KeyedWriteResult, WriteExtra, KeyInfo, KeyRecord, LogPage, NewRun, TrainingLimits, TrainingRun };
@@ -419,6 +421,14 @@ export interface Store {
   tokenSecret: TokenSecret;
   series: Series;
   probes: ProviderProbes;
+  /**
+   * The webhook outbox (docs/notify.md): deliveries of events to the
+   * config's `notify` targets, each stored once by its webhook-id, leased to
+   * one dispatcher at a time. Data dir: `notify/outbox.json`
+   * (notify/data-dir-outbox.ts); PostgreSQL: `notify_deliveries`,
+   * `notify_targets` (postgres/postgres-outbox.ts).
+   */
+  outbox: Outbox;
   /**
    * Checks that the store can be used now (PostgreSQL: reachable, schema at
    * the version this build needs); throws EstateError 'unavailable' (or

@@ -35,6 +35,11 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   series_rollups: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // The provider probes (version 7): written by estate serve, read by /events, the older than 30 days deleted by estate serve.
   provider_probes: ['SELECT', 'INSERT', 'DELETE'],
+  // The starts of runs (version 6): a keyed record log, written once per key.
+  work_starts: ['SELECT', 'INSERT'],
+  // The webhook outbox (version 8): deliveries enqueued, claimed and finished (UPDATE), the finished ones pruned.
+  notify_targets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  notify_deliveries: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */
@@ -46,6 +51,8 @@ const SERIALS: readonly (readonly [string, string])[] = [
   ['series_disk', 'seq'],
   ['series_pulse', 'seq'],
   ['provider_probes', 'seq'],
+  ['work_starts', 'event_id'],
+  ['notify_deliveries', 'seq'],
 ];
 
 /**

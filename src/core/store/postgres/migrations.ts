@@ -44,6 +44,12 @@
 //   (provider, ts), `record` the probe as it came (json), `seq` the write
 //   order, an index on (provider, seq) for one provider's newest; the
 //   provider_down / provider_recovered events are derived from them.
+// - notify_targets, notify_deliveries (version 8): the webhook outbox
+//   (postgres-outbox.ts, docs/notify.md). One row per delivery of an event to
+//   a target, `id` its webhook-id (stable: enqueued once whichever replica
+//   sees the event first); `lease_owner`/`lease_until` the replica attempting
+//   it, claimed with FOR UPDATE SKIP LOCKED so one replica at a time does.
+//   notify_targets holds when each target's notifications start.
 
 export interface Migration {
   version: number;
@@ -398,6 +404,37 @@ CREATE TABLE provider_probes (
   UNIQUE (provider, ts)
 );
 CREATE INDEX provider_probes_provider ON provider_probes (provider, seq);
+`,
+  },
+  {
+    version: 8,
+    description: 'the webhook outbox: deliveries of events to notify targets, leased to one replica at a time',
+    sql: `
+CREATE TABLE notify_targets (
+  target text PRIMARY KEY,
+  since timestamptz NOT NULL
+);
+CREATE TABLE notify_deliveries (
+  seq bigserial UNIQUE,
+  id text PRIMARY KEY,
+  target text NOT NULL,
+  type text NOT NULL,
+  subject text NOT NULL,
+  event_ts text NOT NULL,
+  body text NOT NULL,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  attempt_count integer NOT NULL DEFAULT 0,
+  attempts jsonb NOT NULL DEFAULT '[]',
+  next_at timestamptz,
+  delivered_at timestamptz,
+  lease_owner text,
+  lease_until timestamptz
+);
+CREATE INDEX notify_deliveries_due ON notify_deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX notify_deliveries_target ON notify_deliveries (target, seq);
+CREATE INDEX notify_deliveries_finished ON notify_deliveries (created_at) WHERE status <> 'pending';
 `,
   },
 ];

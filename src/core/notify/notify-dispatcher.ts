@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { NotifyTargetConfig } from '../../config.ts';
+import { parseDuration } from '../duration.ts';
+import { estateEvents, type EventWatch } from '../events.ts';
+import type { KeyedRecords, Series, Store } from '../store/store.ts';
+import { deliveryId } from './delivery-id.ts';
+import { type AttemptResult, type Delivery, type DeliveryAttempt, type NewDelivery, WATCHED_KINDS } from './outbox-types.ts';
+import { retryDelayMs } from './retry-delay.ts';
+import { sendWebhook } from './send-webhook.ts';
+import { webhookBody, type WebhookEvent } from './webhook-payload.ts';
+import { readWebhookSecret } from './webhook-secret.ts';
+
+// The webhook dispatcher of `estate serve` (docs/notify.md). Each pass:
+// - every SCAN_MS, the watched events are computed as /events computes them
+//   (estateEvents: the same inputs give the same events with the same ts),
+//   and each one of a target's kinds, dated at or after the target's start
+//   (Outbox.targetSince: when a dispatcher first saw the target) and within
+//   `notify_catch_up` of now, is enqueued under its stable id: once, however
+//   many replicas or restarts see it;
+// - due deliveries are claimed (leased to this dispatcher) and attempted in
+//   the background, at most CONCURRENCY at once, each bounded by its
+//   target's `timeout_ms`: a slow or dead receiver holds a slot, never a request.
+// A failed attempt is tried again after retryDelayMs, until the delivery's
+// `expires_at` (created + the target's `retry_for`); then it is `failed`.
+
+export const PASS_MS = 1000;
+export const SCAN_MS = 2000;
+export const CONCURRENCY = 8;
+/** Finished deliveries are kept this long (longer than the longest catch-up window, so an event is never enqueued twice). */
+export const KEEP_FINISHED_MS = 8 * 86_400_000;
+const PRUNE_MS = 3_600_000;
+/** How many events of /events' stream a scan looks through. */
+const SCAN_EVENTS = 1000;
+
+export interface DispatcherContext {
+  dataDir: string;
+  store: Pick<Store, 'outbox' | 'completions' | 'starts' | 'probes'> & { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'> };
+  targets: readonly NotifyTargetConfig[];
+  /** Each target's secret by name (Secrets.notify). */
+  secrets: Readonly<Record<string, string | undefined>>;
+  catchUpMs: number;
+  staleAfterS: number;
+  watch: EventWatch;
+  /** When the server started: a target seen for the first time starts here. */
+  startedAt: Date;
+  now: () => Date;
+}
+
+export interface DispatcherReport {
+  enqueued: (count: number) => void;
+  attempted: (delivery: Delivery, attempt: DeliveryAttempt, result: AttemptResult) => void;
+  /** A pass that failed (the store unavailable…); the next pass tries again. Said once until the failure changes. */
+  failed: (what: string, err: unknown) => void;
+}
+
+export interface Dispatcher {
+  stop: () => Promise<void>;
+}
+
+/** Starts the dispatcher; `stop()` ends its passes and its attempts (an attempt cut short is tried again later, with the same id). */
+export function startNotifyDispatcher(ctx: DispatcherContext, report: DispatcherReport): Dispatcher {
+  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const stopping = new AbortController();
+  const inflight = new Set<Promise<void>>();
+  const since = new Map<string, number>();
+  const byName = new Map(ctx.targets.map((t) => [t.name, t]));
+  const names = [...byName.keys()];
+  const leaseMs = Math.max(...ctx.targets.map((t) => t.timeout_ms), 1000) + 5000;
+  let lastScan = 0;
+  let lastPrune = 0;
+  let lastFailure = '';
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  const fail = (what: string, err: unknown) => {
+    const text = `${what}: ${String((err as Error)?.message ?? err)}`;
+    if (text !== lastFailure) report.failed(what, err);
+    lastFailure = text;
+  };
+
+  const scan = async (now: Date) => {
+    const list = await estateEvents(ctx, SCAN_EVENTS, ctx.staleAfterS, now, ctx.watch);
+    const watched = list.items.filter((e) => (WATCHED_KINDS as readonly string[]).includes(e.kind));
+    const deliveries: NewDelivery[] = [];
+    for (const target of ctx.targets) {
+      let start = since.get(target.name);
+      if (start === undefined) {
+        start = (await ctx.store.outbox.targetSince(target.name, ctx.startedAt)).getTime();
+        since.set(target.name, start);
+      }
+      const floor = Math.max(start, now.getTime() - ctx.catchUpMs);
+      const kinds: readonly string[] = target.events ?? WATCHED_KINDS;
+      for (const event of watched) {
+        if (kinds.includes(event.kind) && Date.parse(event.ts) >= floor) deliveries.push(newDelivery(target, event, now));
+      }
+    }
+    const added = await ctx.store.outbox.enqueue(deliveries);
+    if (added) report.enqueued(added);
+  };
+
+  /** One attempt of a claimed delivery (claims are of this config's targets only), recorded with what it leads to. */
+  const attempt = async (delivery: Delivery) => {
+    const target = byName.get(delivery.target) as NotifyTargetConfig;
+    const now = ctx.now();
+    const unsent = (error: string): DeliveryAttempt => ({ at: now.toISOString(), http_status: null, error, duration_ms: 0 });
+    let outcome: DeliveryAttempt;
+    if (now.getTime() > Date.parse(delivery.expires_at)) {
+      // Claimed only after its retry_for ran out (every server was down meanwhile): no attempt starts now.
+      outcome = unsent('not attempted: its retry_for ran out before it could be tried again');
+    } else {
+      try {
+        const secret = readWebhookSecret(target.secret_env, ctx.secrets[target.name]);
+        outcome = await sendWebhook({ url: target.url, id: delivery.id, body: delivery.body, secret, timeoutMs: target.timeout_ms, signal: stopping.signal, now: ctx.now });
+      } catch (err) {
+        outcome = unsent((err as Error).message);
+      }
+    }
+    const result = nextStep(delivery, outcome, stopping.signal.aborted);
+    await ctx.store.outbox.finish(delivery.id, owner, outcome, result);
+    report.attempted(delivery, outcome, result);
+  };
+
+  const deliver = async (now: Date) => {
+    const free = CONCURRENCY - inflight.size;
+    if (free <= 0 || stopping.signal.aborted) return;
+    for (const delivery of await ctx.store.outbox.claim(owner, names, free, now, leaseMs)) {
+      const p: Promise<void> = attempt(delivery)
+        .catch((err: unknown) => fail('notify_attempt_failed', err))
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+  };
+
+  const pass = async () => {
+    const now = ctx.now();
+    try {
+      if (now.getTime() - lastScan >= SCAN_MS) {
+        lastScan = now.getTime();
+        await scan(now);
+      }
+      if (now.getTime() - lastPrune >= PRUNE_MS) {
+        lastPrune = now.getTime();
+        await ctx.store.outbox.prune(new Date(now.getTime() - KEEP_FINISHED_MS));
+      }
+      await deliver(now);
+      lastFailure = '';
+    } catch (err) {
+      fail('notify_pass_failed', err);
+    }
+  };
+
+  const loop = () => {
+    if (stopping.signal.aborted) return;
+    running = pass().finally(() => {
+      running = undefined;
+      if (!stopping.signal.aborted) timer = setTimeout(loop, PASS_MS);
+    });
+  };
+  if (ctx.targets.length) loop();
+
+  return {
+    stop: async () => {
+      stopping.abort();
+      clearTimeout(timer);
+      await running;
+      await Promise.all(inflight);
+    },
+  };
+}
+
+function newDelivery(target: NotifyTargetConfig, event: WebhookEvent, now: Date): NewDelivery {
+  return {
+    id: deliveryId(target.name, event),
+    target: target.name,
+    type: event.kind,
+    subject: event.subject,
+    event_ts: event.ts,
+    body: webhookBody(event),
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + parseDuration(target.retry_for, 'retry_for', 7 * 86_400_000)).toISOString(),
+  };
+}
+
+/** What an attempt leads to: delivered on a 2xx, else another attempt after the backoff unless that would start past `expires_at` (an attempt cut short by a stop is tried again at once). */
+export function nextStep(delivery: Pick<Delivery, 'attempt_count' | 'expires_at'>, attempt: DeliveryAttempt, stopped = false, random = Math.random()): AttemptResult {
+  if (attempt.error === null) return { status: 'delivered' };
+  const at = Date.parse(attempt.at);
+  const next = stopped ? at : at + retryDelayMs(delivery.attempt_count + 1, random);
+  return next > Date.parse(delivery.expires_at) ? { status: 'failed' } : { status: 'pending', next_at: new Date(next).toISOString() };
+}

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseConfig } from '../src/config.ts';
+import { startNotifyDispatcher } from '../src/core/notify/notify-dispatcher.ts';
+import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
+import { tempDataDir } from './helpers/data-dir.ts';
+import { waitUntil } from './helpers/wait-until.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
+
+// The dispatcher on its own, over a data dir store, with a real receiver:
+// what it does with deliveries it finds in the outbox.
+
+async function setUp(t: Parameters<typeof tempDataDir>[0]) {
+  const receiver = await startReceiver(t);
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir);
+  t.after(() => store.close());
+  const config = parseConfig(JSON.stringify({ notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET' }] }), 'estate.config.json');
+  const start = (secrets: Record<string, string | undefined>) => {
+    const lines: string[] = [];
+    const dispatcher = startNotifyDispatcher(
+      { dataDir: dir, store, targets: config.notify, secrets, catchUpMs: 3_600_000, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, startedAt: new Date(), now: () => new Date() },
+      { enqueued: () => {}, attempted: (d, a, r) => lines.push(`${d.id} ${r.status} ${a.error ?? a.http_status}`), failed: (what, err) => lines.push(`${what} ${String(err)}`) },
+    );
+    t.after(() => dispatcher.stop());
+    return { dispatcher, lines };
+  };
+  return { receiver, store, start };
+}
+
+const delivery = (id: string, createdMsAgo: number, retryForMs: number) => {
+  const created = Date.now() - createdMsAgo;
+  return { id, target: 'ops', type: 'node_stale', subject: 'web-1', event_ts: new Date(created).toISOString(), body: '{"type":"node_stale"}', created_at: new Date(created).toISOString(), expires_at: new Date(created + retryForMs).toISOString() };
+};
+
+test('a delivery found only after its retry_for ran out is failed without being sent; one within it is delivered', async (t) => {
+  const { receiver, store, start } = await setUp(t);
+  await store.outbox.enqueue([delivery('msg_expired', 7_200_000, 3_600_000), delivery('msg_fresh', 1000, 3_600_000)]);
+  const { dispatcher, lines } = start({ ops: receiver.secret });
+  await waitUntil('both finished', async () => (await store.outbox.recent(10)).every((d) => d.status !== 'pending'));
+  await dispatcher.stop();
+  const byId = Object.fromEntries((await store.outbox.recent(10)).map((d) => [d.id, d]));
+  assert.deepEqual([byId.msg_expired?.status, byId.msg_expired?.attempts[0]?.error], ['failed', 'not attempted: its retry_for ran out before it could be tried again']);
+  assert.equal(byId.msg_fresh?.status, 'delivered');
+  assert.deepEqual(receiver.received.map((r) => r.id), ['msg_fresh']);
+  assert.deepEqual(lines.sort(), ['msg_expired failed not attempted: its retry_for ran out before it could be tried again', 'msg_fresh delivered 200']);
+});
+
+test('a target whose secret is not set: each attempt fails naming the variable, and is tried again', async (t) => {
+  const { receiver, store, start } = await setUp(t);
+  await store.outbox.enqueue([delivery('msg_nosecret', 0, 3_600_000)]);
+  const { dispatcher } = start({});
+  await waitUntil('an attempt recorded', async () => ((await store.outbox.recent(1))[0]?.attempt_count ?? 0) >= 1);
+  await dispatcher.stop();
+  const [d] = await store.outbox.recent(1);
+  assert.deepEqual([d?.status, d?.attempts[0]?.http_status], ['pending', null]);
+  assert.match(d?.attempts[0]?.error ?? '', /^the environment variable OPS_SECRET \(secret_env\) is not set/);
+  assert.ok(d?.next_at && Date.parse(d.next_at) > Date.parse(d.attempts[0]?.at ?? ''), 'a retry is due later');
+  assert.equal(receiver.received.length, 0);
+});
