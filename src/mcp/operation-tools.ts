@@ -66,10 +66,11 @@ function operationTool(op: Operation): OperationTool {
       title: op.summary,
       readOnlyHint: read,
       destructiveHint: op.method === 'DELETE',
-      // Reads change nothing; the writes store once per key (the same call again is a replay) and a delete of what is gone is a 404.
-      idempotentHint: true,
-      // Answers that ask a forge or a language-model provider reach outside the estate.
-      openWorldHint: op.tag === 'forge' || op.tag === 'providers',
+      // Reads change nothing; the writes store once per key (the same call again is a replay) and a delete of what is gone is a 404;
+      // but each training start is a new run and each webhook test a new event.
+      idempotentHint: op.id !== 'training.start' && op.id !== 'notify.test',
+      // Answers that ask a forge or a language-model provider, or send a webhook, reach outside the estate.
+      openWorldHint: op.tag === 'forge' || op.tag === 'providers' || op.id === 'notify.test',
     },
   };
   const rawInput = (args: Record<string, unknown>): RawInput => {
