@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   forbidden: { status: 403, exit: 4 },
   not_found: { status: 404, exit: 3 },
   method_not_allowed: { status: 405, exit: 2 },
+  not_acceptable: { status: 406, exit: 2 },
   conflict: { status: 409, exit: 5 },
   payload_too_large: { status: 413, exit: 2 },
   unsupported_media_type: { status: 415, exit: 2 },

@@ -54,6 +54,10 @@ test('/mcp: a key sees the tools it may call over HTTP; a read-only key cannot c
   });
   assert.equal(bad.status, 403);
   assert.deepEqual(await bad.json(), { detail: 'Invalid credential' });
+  // What the transport refuses is said as every route says an error.
+  const unacceptable = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'X-API-Key': full, 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+  assert.equal(unacceptable.status, 406);
+  assert.match(((await unacceptable.json()) as { detail: string }).detail, /must accept both application\/json and text\/event-stream/);
   const get = await fetch(`${server.url}/mcp`, { headers: { 'X-API-Key': full } });
   assert.equal(get.status, 405);
   assert.equal(get.headers.get('allow'), 'POST');

@@ -44,6 +44,8 @@ export interface RouteDoc {
   /** A JSON route's request body and answer (`POST /mcp`: JSON-RPC). */
   body?: z.ZodObject;
   output?: z.ZodType;
+  /** Other success statuses, with no body (202: a JSON-RPC notification taken). */
+  replies?: number[];
   /** The scope a credential needs, for a route that is not public (default `read`). */
   scope?: Scope;
   query?: z.ZodObject;
@@ -74,7 +76,7 @@ function describedRoute(route: RouteDoc): Described {
     status: 200,
     // Every route outside the table is charged to the client's rate limit too.
     errors: [...new Set([...(route.errors ?? []), 429])],
-    replies: [],
+    replies: route.replies ?? [],
   };
 }
 
@@ -181,6 +183,7 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; heade
     description: 'The answer to a method this path does not have (listed on every operation, for the methods beside it); `Allow` lists those it answers.',
     headers: { Allow: header('Allow') },
   },
+  406: { name: 'NotAcceptable', description: 'The answer cannot be given in a media type the request accepts (`POST /mcp` needs `Accept: application/json, text/event-stream`, as MCP clients send).' },
   409: { name: 'Conflict', description: 'Conflicts with a stored record: the same key was sent before with different fields.' },
   413: {
     name: 'PayloadTooLarge',
@@ -363,7 +366,8 @@ function successResponse(op: Described, status: number, defs: Record<string, Jso
   const headers: Record<string, JsonObject> = { ...REQUEST_ID };
   if (status === 200 && sendsEtag(op)) headers.ETag = header('ETag');
   if (status === 201 && op.locates) headers.Location = header('Location');
-  if (status === 204) return { description, headers };
+  // 204, and 202 (a JSON-RPC notification taken by /mcp), carry no body.
+  if (status === 204 || status === 202) return { description, headers };
   if (op.produces !== 'application/json' || !op.output) return { description, headers, content: { [op.produces]: { schema: { type: 'string' } } } };
   return { description, headers, content: { 'application/json': { schema: toSchema(op.output, 'output', defs) } } };
 }

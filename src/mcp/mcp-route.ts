@@ -82,6 +82,8 @@ export function mcpRoutes(
       await server.connect(transport);
       const request = new Request(`http://estate${url}`, { method: 'POST', headers: webHeaders(req) });
       const answer = await transport.handleRequest(request, { parsedBody: sent?.body });
+      // What the transport refuses at the HTTP level (no Accept it can answer, a body that is no JSON-RPC) is said as every route says an error.
+      if (answer.status >= 400) throw transportError(answer.status, await answer.text());
       const headers: Record<string, string> = {};
       answer.headers.forEach((value, name) => (headers[name] = value));
       const body = Buffer.from(await answer.arrayBuffer());
@@ -114,6 +116,16 @@ async function offerOf(tools: readonly OperationTool[], principal: Principal | u
   const visible = tools.filter((_, i) => refusals[i] === undefined);
   const refused = new Map(tools.flatMap((t, i) => (refusals[i] === undefined ? [] : [[t.definition.name, refusals[i] as string] as const])));
   return { visible, refused };
+}
+
+/** A refusal of the transport (its JSON-RPC error) as the API's error: the same status, its message as `detail`. */
+function transportError(status: number, text: string): EstateError {
+  let message = text;
+  try {
+    message = String((JSON.parse(text) as { error?: { message?: unknown } }).error?.message ?? text);
+  } catch {}
+  const code = status === 406 ? 'not_acceptable' : status === 415 ? 'unsupported_media_type' : status === 404 ? 'not_found' : status === 405 ? 'method_not_allowed' : 'usage';
+  return new EstateError(code, message || `the MCP transport refused the request (${status})`);
 }
 
 /** The request's headers as fetch's, for the transport (it reads Accept, Content-Type and MCP-Protocol-Version). */

@@ -205,6 +205,8 @@ export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
       'The credential decides what a request sees: the tools it may call over HTTP (a `read` key: the read tools only; none: the public ones), and whose training runs. ' +
       'An invalid credential is 403; the route is rate-limited and logged as every other. `estate mcp` speaks the same over stdio.',
     produces: 'application/json',
+    errors: [400, 406],
+    replies: [202],
     body: z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string(), id: z.union([z.string(), z.number()]).optional(), params: z.looseObject({}).optional() }).meta({ id: 'JsonRpcRequest' }),
     output: z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]) }).meta({ id: 'JsonRpcResponse' }),
   },
