@@ -77,6 +77,10 @@ test('a read tool answers what the HTTP API answers; a write tool records a comp
   const cli = await runEstate(['trends', '--limit', 'many', '--data-dir', dir]);
   assert.equal(cli.code, 2);
   assert.equal(`estate: ${bad.content[0]?.text}\n`, cli.stderr, 'the message the CLI prints');
+  // A misspelt argument of a read is refused by name, not dropped.
+  const misspelt = (await client.callTool({ name: 'trends_list', arguments: { lmit: 5 } })) as ToolResult;
+  assert.equal(misspelt.isError, true);
+  assert.match(misspelt.content[0]?.text ?? '', /^invalid --lmit: Extra inputs are not permitted: trends_list takes limit/);
   const missing = (await client.callTool({ name: 'work_complete', arguments: { board: 'ops' } })) as ToolResult;
   assert.equal(missing.isError, true);
   assert.match(missing.content[0]?.text ?? '', /^missing --task-id, --assignee, --title$/);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Operation } from '../api/define-operation.ts';
 import { operationId } from '../api/openapi.ts';
 import type { RawInput } from '../api/parse-input.ts';
+import { validationError } from '../errors.ts';
 
 // The MCP face's tools, made from the operations table as the router, the
 // CLI and the OpenAPI document are: one tool per operation, its name the
@@ -82,8 +83,12 @@ function operationTool(op: Operation): OperationTool {
       else if (part && value !== undefined && value !== null) raw[part][field] = typeof value === 'string' ? value : JSON.stringify(value);
       else if (!part) unknown[field] = value;
     }
-    // A field the operation does not take goes where the schema that refuses it will say so (strict bodies), or is dropped like an unknown query parameter.
+    // A field the operation does not take goes to its body, whose strict schema refuses it by name; without a body it is refused
+    // here (an agent's misspelt argument is not dropped as an unknown query parameter is).
     if (op.input.body) Object.assign(raw.body, unknown);
+    else if (Object.keys(unknown).length) {
+      throw validationError(Object.keys(unknown).map((field) => ({ loc: ['body', field], msg: `Extra inputs are not permitted: ${definition.name} takes ${[...owner.keys()].join(', ') || 'no arguments'}`, type: 'extra_forbidden' })));
+    }
     return { path: raw.path, query: raw.query, ...(op.input.body ? { body: raw.body } : {}) };
   };
   return { op, definition, rawInput };
