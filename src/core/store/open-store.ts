@@ -76,9 +76,9 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     return loading;
   };
   const seriesOf = loadSeries ?? (async () => (await store()).series);
-  const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec']): KeyedRecords => ({
+  const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec'], kind: 'completions' | 'starts' | 'entries'): KeyedRecords => ({
     spec,
-    write: async (input, now, extra) => timedWrite(spec === COMPLETIONS ? 'completions' : spec === STARTS ? 'starts' : 'entries', 1, async () => pick(await store()).write(input, now, extra)),
+    write: async (input, now, extra) => timedWrite(kind, 1, async () => pick(await store()).write(input, now, extra)),
     byKey: async (values) => pick(await store()).byKey(values),
     newest: async (limit, where) => pick(await store()).newest(limit, where),
     get: async (id) => pick(await store()).get(id),
@@ -94,9 +94,9 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
   return {
     kind,
     describe: () => description,
-    completions: records((s) => s.completions, COMPLETIONS),
-    starts: records((s) => s.starts, STARTS),
-    entries: records((s) => s.entries, ENTRIES),
+    completions: records((s) => s.completions, COMPLETIONS, 'completions'),
+    starts: records((s) => s.starts, STARTS, 'starts'),
+    entries: records((s) => s.entries, ENTRIES, 'entries'),
     training: {
       create: async (userId, fields, limits, now) => (await store()).training.create(userId, fields, limits, now),
       get: async (userId, runId) => (await store()).training.get(userId, runId),
