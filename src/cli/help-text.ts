@@ -9,7 +9,7 @@ import { EstateError } from '../errors.ts';
 
 /** Groups that are no operation themselves, only hold them (`estate work complete`). */
 const GROUP_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  work: 'Record kanban task completions and read the work feed',
+  work: 'Record kanban task completions (and the starts of runs) and read the work feed',
   publish: 'Register published pieces and look them up by site, type or id',
   training: 'Start, list, show and delete training runs of a user',
   forge: 'Repositories and issues of the configured forge',
