@@ -101,3 +101,17 @@ test('estate mcp --url calls the server with its key: a read-only key cannot cal
   const feed = await server.get('/work/feed?limit=100');
   assert.ok(!feed.json.items.some((i: { task_id: string }) => i.task_id === 'MCP-2'));
 });
+
+test('estate mcp with a bad --user, --user with --url, or no data dir is exit 2 with one line, before it speaks', async (t) => {
+  const dir = await tempDataDir(t);
+  const bad = await runEstate(['mcp', '--data-dir', dir, '--user', 'bad user!'], { input: '' });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^estate: --user: invalid user "bad user!"[^\n]*\n$/);
+  assert.equal(bad.stdout, '');
+  const remote = await runEstate(['mcp', '--url', 'http://127.0.0.1:9', '--user', 'alice'], { input: '' });
+  assert.equal(remote.code, 2);
+  assert.equal(remote.stderr, 'estate: --user is for the local data dir: with --url the credential decides the user\n');
+  const missing = await runEstate(['mcp', '--data-dir', `${dir}-missing`], { input: '' });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /^estate: data directory .* does not exist[^\n]*\n$/);
+});

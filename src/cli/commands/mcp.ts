@@ -37,6 +37,11 @@ export function mcpCommand(io: CliIO): Command {
     ]);
     const [{ buildOpenApi }, { PAGE_ROUTE_DOCS }] = await Promise.all([import('../../api/openapi.ts'), import('../../server/docs-routes.ts')]);
     const target = remoteTarget(options, io);
+    // A bad --user is a usage error now, not at the first training tool's call.
+    if (options.user !== undefined) {
+      if (target) throw new EstateError('usage', '--user is for the local data dir: with --url the credential decides the user');
+      await localPrincipal({ access: 'user' } as Operation, options.user);
+    }
     const ctx: EstateContext | undefined = target ? undefined : localContext(options, io);
     try {
       const run = target
