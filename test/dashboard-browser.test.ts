@@ -26,7 +26,7 @@ const ARTIFACTS = process.env.ESTATE_TEST_ARTIFACTS ?? path.join(ROOT, 'test-art
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const document: any, location: any, sessionStorage: any, getComputedStyle: any;
 
-const PROTECTED = ['panel-nodes', 'panel-trends', 'panel-disk', 'panel-pulse', 'panel-builds', 'panel-events', 'panel-providers'];
+const PROTECTED = ['panel-nodes', 'panel-trends', 'panel-disk', 'panel-pulse', 'panel-builds', 'panel-events', 'panel-schedules', 'panel-providers'];
 
 interface Watched {
   page: Page;
@@ -86,8 +86,8 @@ test('the dashboard shows every panel, protected ones once a key is typed, and a
     assert.match(await page.locator(`#${id}`).innerText(), /enter an API key/);
   }
   assert.equal(await state(page, 'panel-status'), 'ok');
-  assert.equal(await state(page, 'panel-work'), 'empty');
-  const protectedPaths = /\/(nodes|trends|disk|health\/pulse|builds|events|providers)\b/;
+  assert.equal(await state(page, 'panel-work'), 'ok', 'the work feed is public');
+  const protectedPaths = /\/(nodes|trends|disk|health\/pulse|builds|events|schedules|providers)\b/;
   assert.deepEqual(requests.filter((u) => protectedPaths.test(new URL(u).pathname)), []);
 
   await useKey(page, key);
@@ -117,8 +117,12 @@ test('the dashboard shows every panel, protected ones once a key is typed, and a
   // Builds: per project, and the window's failure with its commit.
   assert.deepEqual(await page.locator('#panel-builds .bars li > .mono').allInnerTexts(), ['estate', 'site']);
   assert.match(await page.locator('#panel-builds .list li').innerText(), /estate[\s\S]*main[\s\S]*9f3c2a1/);
-  // Events: the stale node.
+  // Events: the stale node, and the report's schedule gone down.
   assert.match(await page.locator('#panel-events').innerText(), /node_stale[\s\S]*edge-9/);
+  assert.match(await page.locator('#panel-events').innerText(), /schedule_down[\s\S]*hourly-report is down/);
+  // Schedules: each with its state and last check-in.
+  assert.deepEqual(await page.locator('#panel-schedules li .badge').allInnerTexts(), ['up', 'down']);
+  assert.match(await page.locator('#panel-schedules li[data-schedule="nightly-backup"]').innerText(), /nightly-backup[\s\S]*last 2h/);
 
   // Live: a completion recorded through the CLI appears at the top, its title as text.
   await page.waitForSelector('#panel-work .live.on', WAIT);

@@ -134,7 +134,7 @@ export function renderManPage(program: Command): string {
     '.B estate',
     '[\\fB\\-V\\fR | \\fB\\-\\-version\\fR | \\fB\\-h\\fR | \\fB\\-\\-help\\fR]',
     '.SH DESCRIPTION',
-    prose('estate is one program with faces over the same query functions: the command line, for operators and cron jobs, and `estate serve`, an HTTP API (with credentials, an OpenAPI 3.1 description at /api/openapi.json, Swagger UI at /api/docs and ReDoc at /api/redoc) with its own dashboard at /dashboard: every node, charts of the series over any window, the pulse, builds, events and the live work feed (the page is public; its protected panels ask for an API key once, kept in the browser tab).'),
+    prose('estate is one program with faces over the same query functions: the command line, for operators and cron jobs, and `estate serve`, an HTTP API (with credentials, an OpenAPI 3.1 description at /api/openapi.json, Swagger UI at /api/docs and ReDoc at /api/redoc) with its own dashboard at /dashboard: every node, charts of the series over any window, the pulse, builds, events, schedules and the live work feed (the page is public; its protected panels ask for an API key once, kept in the browser tab).'),
     '.PP',
     prose('Its data lives in a data directory of append-only JSONL logs and JSON state files (see FILES). Every read command mirrors an HTTP route: it prints a table on a terminal and tab-separated rows under a header line in a pipe, or with --json the exact body the route returns; -o json|yaml|tsv|csv|table|wide and --no-headers choose another form. With --url (or ESTATE_URL) and a credential (--api-key or ESTATE_API_KEY) a command calls that server instead of reading the local data directory, with the same output.'),
     '.PP',

@@ -8,6 +8,7 @@ import { eventsPanel } from './panels/events-panel.ts';
 import { nodesPanel } from './panels/nodes-panel.ts';
 import type { NodeRow, Panel, PanelContext } from './panels/panel.ts';
 import { providersPanel } from './panels/providers-panel.ts';
+import { schedulesPanel } from './panels/schedules-panel.ts';
 import { pulsePanel } from './panels/pulse-panel.ts';
 import { statusPanel } from './panels/status-panel.ts';
 import { trendsPanel } from './panels/trends-panel.ts';
@@ -26,7 +27,7 @@ const api = new Api(currentKey);
 let view: View = parseView(location.search);
 
 // Wide panels first (each a row of its own), then the cards that share rows.
-const panels: Panel[] = [nodesPanel(), trendsPanel(), diskPanel(), pulsePanel(), statusPanel(), buildsPanel(), eventsPanel(), providersPanel(), workPanel()];
+const panels: Panel[] = [nodesPanel(), trendsPanel(), diskPanel(), pulsePanel(), statusPanel(), buildsPanel(), eventsPanel(), schedulesPanel(), providersPanel(), workPanel()];
 const header = controls(
   localNode,
   (change) => setView(change),

@@ -243,7 +243,7 @@ export const PAGE_ROUTE_DOCS: readonly RouteDoc[] = [
     tag: 'system',
     summary: 'The dashboard: every node at a glance, charts over any range, live',
     description:
-      'An HTML page whose script reads the API: nodes, trend and disk charts (`/trends/range`, `/disk/range`), the pulse timeline, builds, events, providers and the live work feed. ' +
+      'An HTML page whose script reads the API: nodes, trend and disk charts (`/trends/range`, `/disk/range`), the pulse timeline, builds, events, schedules, providers and the live work feed. ' +
       'The page is public; its protected panels ask for an API key, kept in the tab\'s session storage and sent as `X-API-Key`. ' +
       'Its script and styles are served from this origin, under a strict Content-Security-Policy.',
     produces: 'text/html',

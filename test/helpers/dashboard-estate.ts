@@ -46,6 +46,19 @@ export async function writeDashboardEstate(dir: string, now: Date): Promise<void
     { ts: ago(2 * 3_600_000), project: 'estate', status: 'success', duration_s: 170, ref: 'main' },
   ];
   await mkdir(path.join(dir, 'state'), { recursive: true });
+  // Two schedules: the nightly backup checked in 2 h ago (up), the hourly report 5 h ago (down).
+  await writeFile(
+    path.join(dir, 'estate.config.json'),
+    JSON.stringify({
+      schedules: [
+        { name: 'nightly-backup', board: 'ops', match: { task_id: 'backup-*' }, every: '1d', grace: '1h' },
+        { name: 'hourly-report', board: 'ops', match: { task_id: 'report-*' }, every: '1h', grace: '10m' },
+      ],
+    }),
+  );
+  await mkdir(path.join(dir, 'work'), { recursive: true });
+  const done = (id: string, task: string, agoMs: number) => ({ id, task_id: task, board: 'ops', assignee: 'cron', title: `run ${task}`, completed_at: ago(agoMs) });
+  await writeFile(path.join(dir, 'work', 'completions.jsonl'), jsonl([done('wc_00000000000000a1', 'report-1', 5 * 3_600_000), done('wc_00000000000000a2', 'backup-1', 2 * 3_600_000)]));
   await writeFile(path.join(dir, 'trends.jsonl'), jsonl(trends));
   await writeFile(path.join(dir, 'disk.jsonl'), jsonl(disks));
   await writeFile(path.join(dir, 'health-pulse.jsonl'), jsonl(pulses));

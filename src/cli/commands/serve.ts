@@ -48,7 +48,7 @@ export function serveCommand(io: CliIO): Command {
   cmd.addHelpText(
     'after',
     '\nIt serves a dashboard at /dashboard (nodes, charts over any window, the pulse,\n' +
-      'builds, events and the live work feed): open it in a browser and paste an API\n' +
+      'builds, events, schedules and the live work feed): open it in a browser and paste an API\n' +
       'key once (estate keys create --user dash --scope read: a key that only reads).\n' +
       '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
