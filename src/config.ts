@@ -259,6 +259,15 @@ const SECTIONS = {
       .string()
       .refine((t) => isDuration(t) && parseDuration(t, 'notify_catch_up') <= 7 * 86_400_000, 'a whole number and a unit, like 1h or 30m, at most 7d')
       .default('1h')),
+  /**
+   * How often a server computes the watched events to enqueue them (docs/notify.md): each pass costs what a read of
+   * /events costs (on a hub of 100 nodes about 0.2 s), so not every second; a duration, default 10s, from 1s to 10m.
+   */
+  notify_scan: once(() =>
+    z
+      .string()
+      .refine((t) => isDuration(t) && parseDuration(t, 'notify_scan') >= 1000 && parseDuration(t, 'notify_scan') <= 600_000, 'a whole number and a unit, like 10s or 1m, from 1s to 10m')
+      .default('10s')),
   collect: once(() =>
     z
       .strictObject({

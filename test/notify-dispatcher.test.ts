@@ -19,7 +19,7 @@ async function setUp(t: Parameters<typeof tempDataDir>[0]) {
   const start = (secrets: Record<string, string | undefined>) => {
     const lines: string[] = [];
     const dispatcher = startNotifyDispatcher(
-      { dataDir: dir, store, targets: config.notify, secrets, catchUpMs: 3_600_000, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, startedAt: new Date(), now: () => new Date() },
+      { dataDir: dir, store, targets: config.notify, secrets, catchUpMs: 3_600_000, scanMs: 1000, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, startedAt: new Date(), now: () => new Date() },
       { enqueued: () => {}, attempted: (d, a, r) => lines.push(`${d.id} ${r.status} ${a.error ?? a.http_status}`), failed: (what, err) => lines.push(`${what} ${String(err)}`) },
     );
     t.after(() => dispatcher.stop());

@@ -21,7 +21,7 @@ test('two replicas on one PostgreSQL store deliver each event of the shared seri
   if (!pg) return;
   const receiver = await startReceiver(t);
   await migrateWithCli(pg, await tempDataDir(t));
-  const config = { alerts: { hold: '0s' }, notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['pulse_degraded'] }] };
+  const config = { alerts: { hold: '0s' }, notify_scan: '1s', notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['pulse_degraded'] }] };
   const replicas = await Promise.all(
     [0, 1].map(async (i) => {
       const dir = await tempDataDir(t);

@@ -18,7 +18,7 @@ async function notifyDir(t: Parameters<typeof tempDataDir>[0], receiver: Webhook
   const dir = await tempDataDir(t);
   const config = {
     alerts: { hold: '0s' },
-    notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['pulse_degraded', 'pulse_unhealthy', 'pulse_recovered'], timeout_ms: 2000 }],
+    notify_scan: '1s', notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['pulse_degraded', 'pulse_unhealthy', 'pulse_recovered'], timeout_ms: 2000 }],
   };
   await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify(config));
   return dir;
@@ -120,7 +120,7 @@ test('estate serve: a schedule that misses its check-in sends schedule_late, the
   const dir = await tempDataDir(t);
   const config = {
     schedules: [{ name: 'quick-backup', board: 'ops', match: { task_id: 'backup-*' }, every: '3s', grace: '2s' }],
-    notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['schedule_late', 'schedule_down', 'schedule_recovered'] }],
+    notify_scan: '1s', notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET', events: ['schedule_late', 'schedule_down', 'schedule_recovered'] }],
   };
   await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify(config));
   const server = await serve(t, dir, receiver);
@@ -152,7 +152,7 @@ test('estate serve: a receiver that never answers holds only the dispatcher: the
   const dir = await tempDataDir(t);
   await writeFile(
     path.join(dir, 'estate.config.json'),
-    JSON.stringify({ alerts: { hold: '0s' }, notify: [{ name: 'slow', url, secret_env: 'OPS_SECRET', timeout_ms: 4000, events: ['pulse_degraded'] }] }),
+    JSON.stringify({ alerts: { hold: '0s' }, notify_scan: '1s', notify: [{ name: 'slow', url, secret_env: 'OPS_SECRET', timeout_ms: 4000, events: ['pulse_degraded'] }] }),
   );
   const server = await serve(t, dir, receiver);
   const key = await newKey(dir);

@@ -78,6 +78,7 @@ test('config: notify targets are checked with their path; the defaults fill in',
   const ok = parseConfig(JSON.stringify({ notify: [{ name: 'ops', url: 'https://hooks.example.org/estate', secret_env: 'OPS_HOOK' }] }), 'estate.config.json');
   assert.deepEqual(ok.notify, [{ name: 'ops', url: 'https://hooks.example.org/estate', secret_env: 'OPS_HOOK', timeout_ms: 10_000, retry_for: '1h' }]);
   assert.equal(ok.notify_catch_up, '1h');
+  assert.equal(ok.notify_scan, '10s');
   const bad: [config: object, problem: RegExp][] = [
     [{ notify: [{ name: 'a', url: 'https://x.example', secret_env: 'A', events: ['heartbeat'] }] }, /notify\.0\.events\.0: /],
     [{ notify: [{ name: 'a', url: 'https://user:pw@x.example', secret_env: 'A' }] }, /notify\.0\.url: must not contain credentials/],
@@ -85,6 +86,8 @@ test('config: notify targets are checked with their path; the defaults fill in',
     [{ notify: [{ name: 'a', url: 'https://x.example', secret_env: 'A', retry_for: '8d' }] }, /notify\.0\.retry_for: .*at most 7d/],
     [{ notify: [{ name: 'a', url: 'https://x.example', secret_env: 'A' }, { name: 'a', url: 'https://y.example', secret_env: 'B' }] }, /notify\.1\.name: duplicate notify target name "a"/],
     [{ notify_catch_up: '30d' }, /notify_catch_up: .*at most 7d/],
+    [{ notify_scan: '500ms' }, /notify_scan: .*from 1s to 10m/],
+    [{ notify_scan: '1h' }, /notify_scan: .*from 1s to 10m/],
   ];
   for (const [config, problem] of bad) assert.throws(() => parseConfig(JSON.stringify(config), 'estate.config.json'), problem, JSON.stringify(config));
 });

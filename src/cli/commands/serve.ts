@@ -210,6 +210,7 @@ async function startNotify(ctx: EstateContext, log: (line: Record<string, unknow
       targets: ctx.config.notify,
       secrets: ctx.sources.secrets.notify,
       catchUpMs: parseDuration(ctx.config.notify_catch_up, 'notify_catch_up'),
+      scanMs: parseDuration(ctx.config.notify_scan, 'notify_scan'),
       staleAfterS: ctx.config.events.stale_after_s,
       watch: eventWatch(ctx.config),
       startedAt: ctx.startedAt,

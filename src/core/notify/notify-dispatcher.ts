@@ -12,7 +12,7 @@ import { webhookBody, type WebhookEvent } from './webhook-payload.ts';
 import { readWebhookSecret } from './webhook-secret.ts';
 
 // The webhook dispatcher of `estate serve` (docs/notify.md). Each pass:
-// - every SCAN_MS, the watched events are computed as /events computes them
+// - every notify_scan (SCAN_MS by default), the watched events are computed as /events computes them
 //   (estateEvents: the same inputs give the same events with the same ts),
 //   and each one of a target's kinds, dated at or after the target's start
 //   (Outbox.targetSince: when a dispatcher first saw the target) and within
@@ -25,7 +25,7 @@ import { readWebhookSecret } from './webhook-secret.ts';
 // `expires_at` (created + the target's `retry_for`); then it is `failed`.
 
 export const PASS_MS = 1000;
-export const SCAN_MS = 2000;
+export const SCAN_MS = 10_000;
 export const CONCURRENCY = 8;
 /** Finished deliveries are kept this long (longer than the longest catch-up window, so an event is never enqueued twice). */
 export const KEEP_FINISHED_MS = 8 * 86_400_000;
@@ -40,6 +40,8 @@ export interface DispatcherContext {
   /** Each target's secret by name (Secrets.notify). */
   secrets: Readonly<Record<string, string | undefined>>;
   catchUpMs: number;
+  /** How often the watched events are computed (config notify_scan; default SCAN_MS). */
+  scanMs?: number;
   staleAfterS: number;
   watch: EventWatch;
   /** When the server started: a target seen for the first time starts here. */
@@ -135,7 +137,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const pass = async () => {
     const now = ctx.now();
     try {
-      if (now.getTime() - lastScan >= SCAN_MS) {
+      if (now.getTime() - lastScan >= (ctx.scanMs ?? SCAN_MS)) {
         lastScan = now.getTime();
         await scan(now);
       }
