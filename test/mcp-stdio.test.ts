@@ -115,3 +115,18 @@ test('estate mcp with a bad --user, --user with --url, or no data dir is exit 2 
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /^estate: data directory .* does not exist[^\n]*\n$/);
 });
+
+test('a client that closes stdin right after its last request still gets every answer', async (t) => {
+  const dir = await tempDataDir(t, DEMO_FIXTURE);
+  const lines = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trends_latest', arguments: {} } },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'work_feed', arguments: { limit: 2 } } },
+  ];
+  const r = await runEstate(['mcp', '--data-dir', dir], { input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n' });
+  assert.equal(r.code, 0, r.stderr);
+  const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean } });
+  assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2, 3]);
+  assert.ok(answers.every((a) => a.result && !a.result.isError), r.stdout.slice(0, 300));
+});

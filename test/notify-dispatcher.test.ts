@@ -25,7 +25,7 @@ async function setUp(t: Parameters<typeof tempDataDir>[0]) {
     t.after(() => dispatcher.stop());
     return { dispatcher, lines };
   };
-  return { receiver, store, start };
+  return { receiver, store, start, dir };
 }
 
 const delivery = (id: string, createdMsAgo: number, retryForMs: number) => {
@@ -57,4 +57,20 @@ test('a target whose secret is not set: each attempt fails naming the variable, 
   assert.match(d?.attempts[0]?.error ?? '', /^the environment variable OPS_SECRET \(secret_env\) is not set/);
   assert.ok(d?.next_at && Date.parse(d.next_at) > Date.parse(d.attempts[0]?.at ?? ''), 'a retry is due later');
   assert.equal(receiver.received.length, 0);
+});
+
+test("a stale node's event is enqueued and sent on a hub whose live nodes' heartbeats are more than 1000 newer events", async (t) => {
+  const { receiver, start, dir } = await setUp(t);
+  const { writeFile, mkdir } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const now = Date.now();
+  // The live nodes' heartbeats are dated a minute ahead (a clock ahead), so each of their 1200 events is newer than the dead node's.
+  const nodes = Array.from({ length: 1200 }, (_, i) => ({ name: `live-${i}`, last_seen: new Date(now + 60_000).toISOString(), status: 'up' }));
+  // The silent node goes stale (stale_after 900 s) 2 s after the dispatcher starts, so its event is after the target's start.
+  nodes.push({ name: 'dead', last_seen: new Date(now - 898_000).toISOString(), status: 'up' });
+  const stateDir = path.join(dir, 'state');
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(path.join(stateDir, 'heartbeat.json'), JSON.stringify({ nodes }));
+  start({ ops: receiver.secret });
+  await waitUntil('the dead node reported', () => receiver.accepted().some((w) => w.payload?.data.kind === 'node_stale' && w.payload.data.subject === 'dead'));
 });

@@ -129,3 +129,24 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual([again.notify_outbox.copied, again.notify_outbox.already_there], [0, 2]);
   });
 }
+
+test('data dir: finished deliveries trimmed past MAX_FINISHED are still known by id: the same events again enqueue nothing', async (t) => {
+  const { tempDataDir } = await import('./helpers/data-dir.ts');
+  const { createDataDirStore } = await import('../src/core/store/data-dir-store.ts');
+  const { MAX_FINISHED } = await import('../src/core/notify/data-dir-outbox.ts');
+  const store = createDataDirStore(await tempDataDir(t));
+  t.after(() => store.close());
+  const count = MAX_FINISHED + 100;
+  const all = Array.from({ length: count }, (_, n) => delivery(n));
+  assert.equal(await store.outbox.enqueue(all), count);
+  for (let done = 0; done < count; ) {
+    const claimed = await store.outbox.claim('me', ['hook'], 500, at(4000), 60_000);
+    for (const d of claimed) assert.equal(await store.outbox.finish(d.id, 'me', ok(4001), { status: 'delivered' }), true);
+    done += claimed.length;
+    assert.ok(claimed.length > 0);
+  }
+  assert.equal(await store.outbox.enqueue(all), 0, 'none is enqueued again, trimmed or not');
+  // Prune forgets them with the rest, once past the cutoff.
+  await store.outbox.prune(at(count + 10));
+  assert.equal(await store.outbox.enqueue([delivery(0)]), 1);
+});

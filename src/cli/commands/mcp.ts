@@ -44,14 +44,31 @@ export function mcpCommand(io: CliIO): Command {
     }
     const ctx: EstateContext | undefined = target ? undefined : localContext(options, io);
     try {
-      const run = target
+      const call = target
         ? async (op: Operation, raw: Parameters<typeof runOperation>[2]) => (await import('../remote-call.ts')).remoteCall(op, target, raw)
         : async (op: Operation, raw: Parameters<typeof runOperation>[2]) => runOperation(op, ctx as EstateContext, raw, await localPrincipal(op, options.user));
+      // The calls under way: a client that closes stdin right after its last request still gets every answer.
+      const inflight = new Set<Promise<unknown>>();
+      const run = (op: Operation, raw: Parameters<typeof runOperation>[2]) => {
+        const p = call(op, raw);
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p)).catch(() => {});
+        return p;
+      };
       const server = createMcpServer({ tools: operationTools(operations), run, version: VERSION, pages: new AnswerPages(), openApi: () => buildOpenApi(operations, PAGE_ROUTE_DOCS) });
       const closed = new Promise<void>((resolve) => (server.onclose = resolve));
       await server.connect(new StdioServerTransport());
       // The client closing our stdin, or a signal, ends the session.
-      process.stdin.once('end', () => void server.close());
+      process.stdin.once('end', () => {
+        void (async () => {
+          // A request read just before the end starts its call on a later turn: give it that turn.
+          await new Promise((r) => setImmediate(r));
+          while (inflight.size) await Promise.allSettled([...inflight]);
+          // The answers are written after their calls settle: let them reach stdout first.
+          await new Promise((r) => setImmediate(r));
+          await server.close();
+        })();
+      });
       void io.onStop().then(() => server.close());
       await closed;
     } finally {

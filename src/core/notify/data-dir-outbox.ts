@@ -18,13 +18,18 @@ import { type Delivery, MAX_KEPT_ATTEMPTS, type Outbox } from './outbox-types.ts
 
 export const OUTBOX_FILE = path.join('notify', 'outbox.json');
 
-/** Finished deliveries (delivered or failed) kept beyond this many are dropped, oldest first, at the next change. */
+/**
+ * Finished deliveries (delivered or failed) kept whole beyond this many are dropped, oldest first, at the next
+ * change; their ids stay (`sent`, with their times) until prune, so an event is never enqueued again.
+ */
 export const MAX_FINISHED = 2000;
 
 interface OutboxState {
   version: 1;
   targets: Record<string, { since: string }>;
   deliveries: Delivery[];
+  /** The ids of finished deliveries dropped by trimFinished, with their created_at: still known to enqueue, until prune. */
+  sent?: Record<string, string>;
 }
 
 export function dataDirOutbox(dataDir: string): Outbox {
@@ -49,7 +54,8 @@ export function dataDirOutbox(dataDir: string): Outbox {
     if (typeof state !== 'object' || state === null || !Array.isArray(state.deliveries) || typeof state.targets !== 'object' || state.targets === null) {
       throw new EstateError('unavailable', `the notify outbox (${OUTBOX_FILE}) is not an outbox; it is left as it is: move it aside to start a new one`);
     }
-    return { version: 1, targets: state.targets, deliveries: state.deliveries };
+    const sent = typeof state.sent === 'object' && state.sent !== null ? state.sent : undefined;
+    return { version: 1, targets: state.targets, deliveries: state.deliveries, ...(sent ? { sent } : {}) };
   };
 
   /** Runs `change` on the state under the lock and writes the state back when it answers `changed`. */
@@ -87,7 +93,7 @@ export function dataDirOutbox(dataDir: string): Outbox {
       const before = new Set((await read()).deliveries.map((d) => d.id));
       if (deliveries.every((d) => before.has(d.id))) return 0;
       return update((state) => {
-        const ids = new Set(state.deliveries.map((d) => d.id));
+        const ids = new Set([...state.deliveries.map((d) => d.id), ...Object.keys(state.sent ?? {})]);
         let added = 0;
         for (const d of deliveries) {
           if (ids.has(d.id)) continue;
@@ -141,7 +147,10 @@ export function dataDirOutbox(dataDir: string): Outbox {
         const kept = state.deliveries.filter((d) => (d.status === 'pending' ? Date.parse(d.expires_at) : Date.parse(d.created_at)) >= before.getTime());
         const removed = state.deliveries.length - kept.length;
         state.deliveries = kept;
-        return { changed: removed > 0, answer: removed };
+        const sent = Object.entries(state.sent ?? {});
+        const sentKept = sent.filter(([, created]) => Date.parse(created) >= before.getTime());
+        if (state.sent) state.sent = Object.fromEntries(sentKept);
+        return { changed: removed > 0 || sentKept.length < sent.length, answer: removed };
       }),
     pages: async function* (pageSize) {
       const { deliveries } = await read();
@@ -149,7 +158,7 @@ export function dataDirOutbox(dataDir: string): Outbox {
     },
     restore: (deliveries) =>
       update((state) => {
-        const ids = new Set(state.deliveries.map((d) => d.id));
+        const ids = new Set([...state.deliveries.map((d) => d.id), ...Object.keys(state.sent ?? {})]);
         let created = 0;
         for (const d of deliveries) {
           if (ids.has(d.id)) continue;
@@ -162,9 +171,15 @@ export function dataDirOutbox(dataDir: string): Outbox {
   };
 }
 
-/** Drops the oldest finished deliveries past MAX_FINISHED; pending ones always stay. */
+/** Drops the oldest finished deliveries past MAX_FINISHED, keeping their ids in `sent`; pending ones always stay. */
 function trimFinished(state: OutboxState): void {
   let drop = state.deliveries.filter((d) => d.status !== 'pending').length - MAX_FINISHED;
   if (drop <= 0) return;
-  state.deliveries = state.deliveries.filter((d) => d.status === 'pending' || drop-- <= 0);
+  const sent = (state.sent ??= {});
+  state.deliveries = state.deliveries.filter((d) => {
+    if (d.status === 'pending' || drop <= 0) return true;
+    drop--;
+    sent[d.id] = d.created_at;
+    return false;
+  });
 }

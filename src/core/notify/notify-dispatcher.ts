@@ -30,8 +30,8 @@ export const CONCURRENCY = 8;
 /** Finished deliveries are kept this long (longer than the longest catch-up window, so an event is never enqueued twice). */
 export const KEEP_FINISHED_MS = 8 * 86_400_000;
 const PRUNE_MS = 3_600_000;
-/** How many events of /events' stream a scan looks through. */
-const SCAN_EVENTS = 1000;
+/** A scan looks through every event the stream derives: the newest 1000 of them are, on a hub of 1000 nodes, its heartbeats alone. */
+const SCAN_EVENTS = Number.MAX_SAFE_INTEGER;
 
 export interface DispatcherContext {
   dataDir: string;
@@ -71,14 +71,15 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const leaseMs = Math.max(...ctx.targets.map((t) => t.timeout_ms), 1000) + 5000;
   let lastScan = 0;
   let lastPrune = 0;
-  let lastFailure = '';
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
-  const fail = (what: string, err: unknown) => {
+  /** Each step's last failure, said once until it changes or the step succeeds (a pass without a scan clears only its own). */
+  const said = new Map<string, string>();
+  const fail = (what: string, err: unknown, step = what) => {
     const text = `${what}: ${String((err as Error)?.message ?? err)}`;
-    if (text !== lastFailure) report.failed(what, err);
-    lastFailure = text;
+    if (said.get(step) !== text) report.failed(what, err);
+    said.set(step, text);
   };
 
   const scan = async (now: Date) => {
@@ -136,19 +137,25 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
 
   const pass = async () => {
     const now = ctx.now();
-    try {
-      if (now.getTime() - lastScan >= (ctx.scanMs ?? SCAN_MS)) {
-        lastScan = now.getTime();
+    if (now.getTime() - lastScan >= (ctx.scanMs ?? SCAN_MS)) {
+      lastScan = now.getTime();
+      try {
         await scan(now);
+        said.delete('scan');
+      } catch (err) {
+        fail('notify_pass_failed', err, 'scan');
       }
+    }
+    try {
       if (now.getTime() - lastPrune >= PRUNE_MS) {
         lastPrune = now.getTime();
         await ctx.store.outbox.prune(new Date(now.getTime() - KEEP_FINISHED_MS));
       }
-      await deliver(now);
-      lastFailure = '';
+      // The time of the claim itself: a lease counts from when it is taken, not from the start of a pass whose scan took a while.
+      await deliver(ctx.now());
+      said.delete('deliver');
     } catch (err) {
-      fail('notify_pass_failed', err);
+      fail('notify_pass_failed', err, 'deliver');
     }
   };
 
