@@ -23,6 +23,7 @@ export function mcpCommand(io: CliIO): Command {
       'against the data dir as the commands run, or on the server of --url with its key.\n' +
       '\nIn a client\'s configuration (Claude Desktop, Cursor, the MCP Inspector):\n' +
       '  {"mcpServers": {"estate": {"command": "estate", "args": ["mcp", "--data-dir", "/var/lib/estate"]}}}\n' +
+      '\nestate serve answers the same over HTTP at /mcp (Streamable HTTP, with the API\'s keys).\n' +
       '\nExamples:\n  $ estate mcp --data-dir /var/lib/estate\n  $ estate mcp --url http://hub:8080 --api-key "$ESTATE_API_KEY"\n',
   );
   cmd.action(async (options: McpOptions) => {

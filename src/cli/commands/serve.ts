@@ -50,6 +50,8 @@ export function serveCommand(io: CliIO): Command {
     '\nIt serves a dashboard at /dashboard (nodes, charts over any window, the pulse,\n' +
       'builds, events, schedules and the live work feed): open it in a browser and paste an API\n' +
       'key once (estate keys create --user dash --scope read: a key that only reads).\n' +
+      'Agents reach it at /mcp (the Model Context Protocol: every operation a tool;\n' +
+      'see estate mcp --help).\n' +
       '\nWith collect.retention in the config, the server prunes the series it serves\n' +
       '(its own and those its nodes send) at most once an hour, as estate prune does,\n' +
       'with or without --collect; its log says collect_pruned with what was dropped.\n' +
