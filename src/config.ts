@@ -230,7 +230,21 @@ const SECTIONS = {
         links: z.array(z.strictObject({ label: z.string().max(200), url: httpUrl() })).max(50).default([]),
       })
       .optional()),
-  events: once(() => z.strictObject({ stale_after_s: z.int().min(1).max(30 * 86_400).default(900) }).prefault({})),
+  events: once(() =>
+    z
+      .strictObject({
+        stale_after_s: z.int().min(1).max(30 * 86_400).default(900),
+        /**
+         * How often `estate serve` derives the watched events and stores the new ones (DESIGN.md 3, 7c): each pass costs
+         * what a read of /events costs (on a hub of 100 nodes about 0.2 s), so not every second; a duration from 1s to 10m.
+         * Default: notify_scan (its older name), else 10s.
+         */
+        watch_every: z
+          .string()
+          .refine((t) => isDuration(t) && parseDuration(t, 'events.watch_every') >= 1000 && parseDuration(t, 'events.watch_every') <= 600_000, 'a whole number and a unit, like 10s or 1m, from 1s to 10m')
+          .optional(),
+      })
+      .prefault({})),
   alerts: once(() =>
     z
       .strictObject({
@@ -259,10 +273,7 @@ const SECTIONS = {
       .string()
       .refine((t) => isDuration(t) && parseDuration(t, 'notify_catch_up') <= 7 * 86_400_000, 'a whole number and a unit, like 1h or 30m, at most 7d')
       .default('1h')),
-  /**
-   * How often a server computes the watched events to enqueue them (docs/notify.md): each pass costs what a read of
-   * /events costs (on a hub of 100 nodes about 0.2 s), so not every second; a duration, default 10s, from 1s to 10m.
-   */
+  /** The older name of `events.watch_every` (which wins when both are set): how often the watched events are derived and the new ones stored; default 10s. */
   notify_scan: once(() =>
     z
       .string()

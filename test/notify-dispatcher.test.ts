@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../src/config.ts';
+import { startEventRecorder } from '../src/core/events/event-recorder.ts';
 import { startNotifyDispatcher } from '../src/core/notify/notify-dispatcher.ts';
 import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
 
-// The dispatcher on its own, over a data dir store, with a real receiver:
-// what it does with deliveries it finds in the outbox.
+// The dispatcher, over a data dir store, with a real receiver: what it does
+// with deliveries it finds in the outbox, and with the events the recorder stores.
 
 async function setUp(t: Parameters<typeof tempDataDir>[0]) {
   const receiver = await startReceiver(t);
@@ -18,11 +19,18 @@ async function setUp(t: Parameters<typeof tempDataDir>[0]) {
   const config = parseConfig(JSON.stringify({ notify: [{ name: 'ops', url: receiver.url, secret_env: 'OPS_SECRET' }] }), 'estate.config.json');
   const start = (secrets: Record<string, string | undefined>) => {
     const lines: string[] = [];
+    const recorder = startEventRecorder(
+      { dataDir: dir, store, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, everyMs: 1000, now: () => new Date() },
+      { recorded: () => {}, failed: (what, err) => lines.push(`${what} ${String(err)}`) },
+    );
     const dispatcher = startNotifyDispatcher(
-      { dataDir: dir, store, targets: config.notify, secrets, catchUpMs: 3_600_000, scanMs: 1000, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, startedAt: new Date(), now: () => new Date() },
+      { store, targets: config.notify, secrets, catchUpMs: 3_600_000, startedAt: new Date(), now: () => new Date() },
       { enqueued: () => {}, attempted: (d, a, r) => lines.push(`${d.id} ${r.status} ${a.error ?? a.http_status}`), failed: (what, err) => lines.push(`${what} ${String(err)}`) },
     );
-    t.after(() => dispatcher.stop());
+    t.after(async () => {
+      await dispatcher.stop();
+      await recorder.stop();
+    });
     return { dispatcher, lines };
   };
   return { receiver, store, start, dir };

@@ -12,7 +12,8 @@ import { startReceiver } from './helpers/webhook-receiver.ts';
 // Two `estate serve` replicas on one PostgreSQL store with the same notify
 // target: both see every event, the outbox stores each delivery once, and
 // each is attempted by one replica at a time (claims with FOR UPDATE SKIP
-// LOCKED): the receiver gets every webhook-id exactly once.
+// LOCKED): the receiver gets every webhook-id exactly once. Each event is
+// stored once, by whichever replica's recorder wrote it first.
 
 const NODES = ['db-1', 'db-2', 'web-1', 'web-2', 'web-3', 'cache-1'];
 
@@ -75,4 +76,7 @@ test('two replicas on one PostgreSQL store deliver each event of the shared seri
   }
   const attempted = logs.flatMap((log) => [...log.matchAll(/"event":"notify_attempt".*?"webhook_id":"(msg_[0-9a-f]+)"/g)].map((m) => m[1]));
   assert.deepEqual(attempted.sort(), [...ids].sort());
+  // Both replicas derived every event; each was stored once, by whichever wrote it first (DESIGN.md 3).
+  const recorded = logs.flatMap((log) => [...log.matchAll(/"event":"events_recorded","count":(\d+)/g)].map((m) => Number(m[1])));
+  assert.equal(recorded.reduce((a, b) => a + b, 0), expected, logs.join('\n'));
 });

@@ -68,6 +68,7 @@ test('estate migrate creates the schema once, with the password from PGPASSWORD,
       'tally_groups',
       'token_secret',
       'training_runs',
+      'watched_events',
       'work_starts',
     ],
   );

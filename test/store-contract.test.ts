@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
+import { eventRecord, storedEvent } from '../src/core/events/stored-events.ts';
 import type { KeyRecord } from '../src/core/keys/key-store.ts';
 import type { Scope } from '../src/core/keys/principal.ts';
 import { EstateError } from '../src/errors.ts';
@@ -153,6 +154,28 @@ for (const kind of storesUnderTest()) {
     const replay = await completions.write(completion('backup-1'), at(9000));
     assert.equal(replay.outcome, 'replayed');
     assert.deepEqual(replay.record, done.record);
+  });
+
+  test(`${kind.name}: a watched event is stored once whoever notices it first; one noticed again with an aged message keeps the first`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const other = await opened.another();
+    const stale = { ts: '2026-03-01T10:15:00.000Z', kind: 'node_stale' as const, source: 'heartbeat' as const, subject: 'web-1', message: 'web-1 has not been seen for 15m' };
+    // Two replicas (two instances) notice it at once: one record.
+    const [a, b] = await Promise.all([opened.store.events.write(eventRecord(stale), at(0)), other.events.write(eventRecord(stale), at(0))]);
+    assert.deepEqual([a.outcome, b.outcome].sort(), ['created', 'replayed']);
+    const stored = (a.outcome === 'created' ? a : b).record;
+    assert.match(String(stored.id), /^ev_[0-9a-f]{16}$/);
+    assert.deepEqual(Object.keys(stored), ['id', 'kind', 'source', 'subject', 'ts', 'message', 'occurrence', 'recorded_at']);
+    const aged = await other.events.write(eventRecord({ ...stale, message: 'web-1 has not been seen for 40m' }), at(5));
+    assert.equal(aged.outcome, 'conflict');
+    assert.equal(aged.record.message, 'web-1 has not been seen for 15m');
+    // Another time of the same node, or another node at that time, is another event.
+    await opened.store.events.write(eventRecord({ ...stale, ts: '2026-03-02T10:15:00.000Z' }), at(6));
+    await opened.store.events.write(eventRecord({ ...stale, subject: 'web-2' }), at(7));
+    assert.equal((await other.events.newest(10)).records.length, 3);
+    assert.deepEqual((await other.events.newest(10, { facet: 'subject', value: 'web-1' })).records.map((r) => r.ts), ['2026-03-02T10:15:00.000Z', '2026-03-01T10:15:00.000Z']);
+    assert.deepEqual(storedEvent((await other.events.newest(1, { facet: 'subject', value: 'web-2' })).records[0] as JsonRecord), { ...stale, subject: 'web-2' });
   });
 
   test(`${kind.name}: since resumes after an id, oldest first, bounded, optionally of one facet`, async (t) => {

@@ -12,6 +12,7 @@ import { tempDataDir } from './helpers/data-dir.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 import { startServer } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
+import { eventRecord } from '../src/core/events/stored-events.ts';
 
 // `estate store copy` through the real CLI, between real data dirs and a real
 // PostgreSQL (test/helpers/postgres.ts): every record field for field and in
@@ -21,7 +22,7 @@ import { waitUntil } from './helpers/wait-until.ts';
 const LIMITS = { maxRunsPerUser: 100, maxParamsBytes: 65_536 };
 /** More completions than one page of the copy (1000), so paging is crossed. */
 const COMPLETIONS = 1234;
-const KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
+const KINDS = ['completions', 'starts', 'events', 'entries', 'training_runs', 'api_keys', 'token_secret'] as const;
 
 async function postgresOrSkip(t: TestContext): Promise<TestPostgres | undefined> {
   const pg = await startPostgres(t);
@@ -63,6 +64,11 @@ async function fillEstate(t: TestContext, dir: string): Promise<{ key: string; r
   const started = (await store.starts.byKey(['ops', 'run-0'])) as JsonRecord;
   const timing = (time: Date) => ({ started_at: started.started_at, duration_s: (time.getTime() - Date.parse(String(started.started_at))) / 1000 });
   assert.equal((await store.completions.write({ task_id: 'run-0', board: 'ops', assignee: 'cron', title: 'run 0' }, now, timing)).record.duration_s, 3);
+  // Two watched events, as estate serve's recorder stores them.
+  for (const [kind, subject] of [['node_stale', 'web-1'], ['pulse_degraded', 'web-2']] as const) {
+    const event = { ts: now().toISOString(), kind, source: kind === 'node_stale' ? ('heartbeat' as const) : ('pulse' as const), subject, message: `${subject}: ${kind}` };
+    assert.equal((await store.events.write(eventRecord(event), now)).outcome, 'created');
+  }
   const run = await store.training.create('alice', { name: 'first', model: 'small', params: { lr: 0.1, epochs: 3, layers: [64, 32] } }, LIMITS, now());
   await store.training.create('bob', { dataset: 'logs' }, LIMITS, now());
   const key = await store.credentials.create({ userId: 'alice', name: 'laptop' });
@@ -83,6 +89,7 @@ async function estateFiles(dir: string) {
   return {
     completions: await text('work/completions.jsonl'),
     starts: await text('work/starts.jsonl'),
+    events: await text('events/watched.jsonl'),
     entries: await text('publishing/entries.jsonl'),
     runs,
     keys: JSON.parse(await text('keys.json')).keys,
@@ -109,6 +116,7 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   assert.deepEqual(counts(toPostgres.json), {
     completions: [COMPLETIONS + 1, 0, 0],
     starts: [3, 0, 0],
+    events: [2, 0, 0],
     entries: [5, 0, 0],
     training_runs: [2, 0, 0],
     api_keys: [3, 0, 0],
@@ -132,6 +140,7 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   assert.deepEqual(counts(again.json), {
     completions: [0, COMPLETIONS + 1, 0],
     starts: [0, 3, 0],
+    events: [0, 2, 0],
     entries: [0, 5, 0],
     training_runs: [0, 2, 0],
     api_keys: [0, 3, 0],
@@ -146,6 +155,7 @@ test('a data dir copied to PostgreSQL and on to a new data dir keeps every recor
   // The logs byte for byte: every id, time and field, in the same order.
   assert.equal(after.completions, before.completions);
   assert.equal(after.starts, before.starts);
+  assert.equal(after.events, before.events);
   assert.equal(after.entries, before.entries);
   assert.deepEqual(after.runs, before.runs);
   assert.deepEqual(after.keys, before.keys);
@@ -224,6 +234,7 @@ test('a conflict exits 5, is reported, and overwrites nothing; everything else i
   assert.deepEqual(counts(r.json), {
     completions: [1, 0, 1],
     starts: [0, 0, 0],
+    events: [0, 0, 0],
     entries: [0, 0, 0],
     training_runs: [0, 0, 0],
     api_keys: [0, 0, 0],

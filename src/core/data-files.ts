@@ -19,6 +19,7 @@ export const DATA_FILES = {
   keys: 'keys.json',
   rollups: 'rollups',
   probes: 'providers/probes.jsonl',
+  events: 'events/watched.jsonl',
 } as const;
 
 export type DataFile = keyof typeof DATA_FILES;

@@ -40,7 +40,7 @@ export interface SourceContext {
   dataDir: string;
   config: EstateConfig;
   /** What estate writes (completions, published entries, the series): the aggregates read them here, whichever store it is. */
-  store: Pick<Store, 'completions' | 'starts' | 'entries' | 'series' | 'probes'>;
+  store: Pick<Store, 'completions' | 'starts' | 'events' | 'entries' | 'series' | 'probes'>;
   sources: ExternalSources;
   now: () => Date;
 }

@@ -18,7 +18,7 @@ export interface StoreWrite {
   seconds: number;
   ok: boolean;
 }
-export type StoreWriteKind = 'completions' | 'starts' | 'entries' | 'ingest' | 'sample' | 'probes';
+export type StoreWriteKind = 'completions' | 'starts' | 'events' | 'entries' | 'ingest' | 'sample' | 'probes';
 
 /** One durable append to a data dir log (one write and one fsync): the log's file name and how many records the batch held. */
 export interface LogAppend {

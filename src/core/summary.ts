@@ -1,6 +1,6 @@
 import { eventWatch, nodeName } from '../config.ts';
 import { buildDigest } from './builds.ts';
-import { estateEvents } from './events.ts';
+import { estateEvents } from './events/estate-events.ts';
 import type { SourceContext } from './external-sources.ts';
 import { forgeRepos } from './forge/forge-source.ts';
 import type { JsonRecord } from './jsonl/parse-record.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DATA_FILES } from '../../core/data-files.ts';
 import { eventWatch } from '../../config.ts';
-import { estateEvents } from '../../core/events.ts';
+import { estateEvents } from '../../core/events/estate-events.ts';
 import { defineOperation } from '../define-operation.ts';
 import { dateTime, limitParam } from '../schemas.ts';
 

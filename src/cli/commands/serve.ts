@@ -135,7 +135,9 @@ export function serveCommand(io: CliIO): Command {
         const rollups = await ctx.store.series.followRollups(rollupsLog(app.log));
         // The providers, probed and the probes stored, so /events derives provider_down and provider_recovered (providers_probe_s; off at 0).
         const prober = config.providers.length && config.providers_probe_s ? await startProbes(ctx, config.providers_probe_s * 1000, app.log) : undefined;
-        // Webhooks: the watched events enqueued in the store's outbox and delivered in the background (docs/notify.md).
+        // The watched events stored when they happen (DESIGN.md 3, 7c): /events keeps them, and the webhooks are sent from them.
+        const recorder = await startRecorder(ctx, app.log);
+        // Webhooks: the stored events enqueued in the store's outbox and delivered in the background (docs/notify.md).
         const notify = ctx.config.notify.length ? await startNotify(ctx, app.log) : undefined;
         const signal = await io.onStop();
         io.stderr(`estate: ${signal} received, draining requests\n`);
@@ -144,6 +146,7 @@ export function serveCommand(io: CliIO): Command {
         await retention?.stop();
         await rollups.stop();
         await prober?.stop();
+        await recorder.stop();
         // Attempts in flight are cut short and tried again at the next start, with the same webhook-id.
         await notify?.stop();
         await app.closeStreams();
@@ -197,6 +200,24 @@ async function startProbes(ctx: EstateContext, intervalMs: number, log: (line: R
 }
 
 /**
+ * The event recorder (src/core/events/event-recorder.ts) on the served
+ * store, until `stop`. Its log lines: `events_recorded` (how many new), and
+ * warnings for a pass that failed or could not read an input.
+ */
+async function startRecorder(ctx: EstateContext, log: (line: Record<string, unknown>) => void) {
+  const { startEventRecorder } = await import('../../core/events/event-recorder.ts');
+  const time = () => new Date().toISOString();
+  const every = ctx.config.events.watch_every ?? ctx.config.notify_scan;
+  return startEventRecorder(
+    { dataDir: ctx.dataDir, store: ctx.store, staleAfterS: ctx.config.events.stale_after_s, watch: eventWatch(ctx.config), everyMs: parseDuration(every, 'events.watch_every'), now: ctx.now },
+    {
+      recorded: (count) => log({ level: 'info', time: time(), event: 'events_recorded', count }),
+      failed: (event, err) => log({ level: 'warn', time: time(), event, error: String((err as Error)?.message ?? err) }),
+    },
+  );
+}
+
+/**
  * The webhook dispatcher (src/core/notify/notify-dispatcher.ts) on the
  * served store, until `stop`. Its log lines: `notify_enqueued`,
  * `notify_attempt` (target, type, webhook-id, status, what the receiver
@@ -207,14 +228,10 @@ async function startNotify(ctx: EstateContext, log: (line: Record<string, unknow
   const time = () => new Date().toISOString();
   return startNotifyDispatcher(
     {
-      dataDir: ctx.dataDir,
       store: ctx.store,
       targets: ctx.config.notify,
       secrets: ctx.sources.secrets.notify,
       catchUpMs: parseDuration(ctx.config.notify_catch_up, 'notify_catch_up'),
-      scanMs: parseDuration(ctx.config.notify_scan, 'notify_scan'),
-      staleAfterS: ctx.config.events.stale_after_s,
-      watch: eventWatch(ctx.config),
       startedAt: ctx.startedAt,
       now: ctx.now,
     },

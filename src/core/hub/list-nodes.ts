@@ -1,5 +1,5 @@
 import { diskUsedPct } from '../disk-usage.ts';
-import { heartbeatNodes, type HeartbeatNode } from '../events.ts';
+import { heartbeatNodes, type HeartbeatNode } from '../events/estate-events.ts';
 import type { JsonRecord } from '../jsonl/parse-record.ts';
 import type { Series } from '../store/store.ts';
 import type { NodeSummary } from './node-summary.ts';

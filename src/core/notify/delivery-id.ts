@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
  * The `webhook-id` of an event's delivery to a target: a hash of the
  * target's name and the event's kind, subject and time, which every replica
  * and every restart computes alike (derived events keep their `ts`:
- * src/core/events.ts), so an event is enqueued once per target and its
+ * src/core/events/estate-events.ts), so an event is enqueued once per target and its
  * retries carry the same id. The message is left out: it may change as
  * time passes (`not seen for 20m`), the event does not.
  */

@@ -2,22 +2,23 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { NotifyTargetConfig } from '../../config.ts';
 import { parseDuration } from '../duration.ts';
-import { estateEvents, type EventWatch } from '../events.ts';
-import type { KeyedRecords, Series, Store } from '../store/store.ts';
+import { storedEvent, WATCHED_KINDS } from '../events/stored-events.ts';
+import type { JsonRecord, Store } from '../store/store.ts';
 import { deliveryId } from './delivery-id.ts';
-import { type AttemptResult, type Delivery, type DeliveryAttempt, type NewDelivery, WATCHED_KINDS } from './outbox-types.ts';
+import type { AttemptResult, Delivery, DeliveryAttempt, NewDelivery } from './outbox-types.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { sendWebhook } from './send-webhook.ts';
 import { webhookBody, type WebhookEvent } from './webhook-payload.ts';
 import { readWebhookSecret } from './webhook-secret.ts';
 
 // The webhook dispatcher of `estate serve` (docs/notify.md). Each pass:
-// - every notify_scan (SCAN_MS by default), the watched events are computed as /events computes them
-//   (estateEvents: the same inputs give the same events with the same ts),
-//   and each one of a target's kinds, dated at or after the target's start
-//   (Outbox.targetSince: when a dispatcher first saw the target) and within
-//   `notify_catch_up` of now, is enqueued under its stable id: once, however
-//   many replicas or restarts see it;
+// - the watched events stored since the last pass (store.events, written
+//   when they happen by the event recorder of every replica:
+//   events/event-recorder.ts) are read, and each one of a target's kinds,
+//   dated at or after the target's start (Outbox.targetSince: when a
+//   dispatcher first saw the target) and within `notify_catch_up` of now, is
+//   enqueued under its stable id: once, however many replicas or restarts
+//   see it (a dispatcher starting reads the newest SCAN_PAGE);
 // - due deliveries are claimed (leased to this dispatcher) and attempted in
 //   the background, at most CONCURRENCY at once, each bounded by its
 //   target's `timeout_ms`: a slow or dead receiver holds a slot, never a request.
@@ -25,25 +26,19 @@ import { readWebhookSecret } from './webhook-secret.ts';
 // `expires_at` (created + the target's `retry_for`); then it is `failed`.
 
 export const PASS_MS = 1000;
-export const SCAN_MS = 10_000;
 export const CONCURRENCY = 8;
 /** Finished deliveries are kept this long (longer than the longest catch-up window, so an event is never enqueued twice). */
 export const KEEP_FINISHED_MS = 8 * 86_400_000;
 const PRUNE_MS = 3_600_000;
-/** A scan looks through every event the stream derives: the newest 1000 of them are, on a hub of 1000 nodes, its heartbeats alone. */
-const SCAN_EVENTS = Number.MAX_SAFE_INTEGER;
+/** Stored events read at most per pass (the newest of them when more were stored since the last). */
+const SCAN_PAGE = 10_000;
 
 export interface DispatcherContext {
-  dataDir: string;
-  store: Pick<Store, 'outbox' | 'completions' | 'starts' | 'probes'> & { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'> };
+  store: Pick<Store, 'outbox' | 'events'>;
   targets: readonly NotifyTargetConfig[];
   /** Each target's secret by name (Secrets.notify). */
   secrets: Readonly<Record<string, string | undefined>>;
   catchUpMs: number;
-  /** How often the watched events are computed (config notify_scan; default SCAN_MS). */
-  scanMs?: number;
-  staleAfterS: number;
-  watch: EventWatch;
   /** When the server started: a target seen for the first time starts here. */
   startedAt: Date;
   now: () => Date;
@@ -69,7 +64,8 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const byName = new Map(ctx.targets.map((t) => [t.name, t]));
   const names = [...byName.keys()];
   const leaseMs = Math.max(...ctx.targets.map((t) => t.timeout_ms), 1000) + 5000;
-  let lastScan = 0;
+  /** The id of the newest stored event read; undefined until the first scan. */
+  let cursor: string | undefined;
   let lastPrune = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -83,8 +79,11 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   };
 
   const scan = async (now: Date) => {
-    const list = await estateEvents(ctx, SCAN_EVENTS, ctx.staleAfterS, now, ctx.watch);
-    const watched = list.items.filter((e) => (WATCHED_KINDS as readonly string[]).includes(e.kind));
+    // A cursor whose event is gone (a store copied afresh) starts again from the newest: what was enqueued before is known by its id.
+    let records: JsonRecord[] | undefined = cursor === undefined ? undefined : await ctx.store.events.since(cursor, SCAN_PAGE);
+    records ??= [...(await ctx.store.events.newest(SCAN_PAGE)).records].reverse();
+    const last = records.at(-1)?.id;
+    const watched = records.map(storedEvent).filter((e) => e !== undefined);
     const deliveries: NewDelivery[] = [];
     for (const target of ctx.targets) {
       let start = since.get(target.name);
@@ -98,8 +97,9 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
         if (kinds.includes(event.kind) && Date.parse(event.ts) >= floor) deliveries.push(newDelivery(target, event, now));
       }
     }
-    const added = await ctx.store.outbox.enqueue(deliveries);
+    const added = deliveries.length ? await ctx.store.outbox.enqueue(deliveries) : 0;
     if (added) report.enqueued(added);
+    if (typeof last === 'string') cursor = last;
   };
 
   /** One attempt of a claimed delivery (claims are of this config's targets only), recorded with what it leads to. */
@@ -120,8 +120,9 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
       }
     }
     const result = nextStep(delivery, outcome, stopping.signal.aborted);
-    await ctx.store.outbox.finish(delivery.id, owner, outcome, result);
-    report.attempted(delivery, outcome, result);
+    if (await ctx.store.outbox.finish(delivery.id, owner, outcome, result)) report.attempted(delivery, outcome, result);
+    // Its lease ran out while the attempt was under way (a hanging receiver past the lease): another dispatcher owns the delivery now, and this attempt is not recorded.
+    else report.failed('notify_lease_lost', new Error(`${delivery.id} to ${delivery.target}: the lease ran out before the attempt ended; not recorded`));
   };
 
   const deliver = async (now: Date) => {
@@ -137,14 +138,11 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
 
   const pass = async () => {
     const now = ctx.now();
-    if (now.getTime() - lastScan >= (ctx.scanMs ?? SCAN_MS)) {
-      lastScan = now.getTime();
-      try {
-        await scan(now);
-        said.delete('scan');
-      } catch (err) {
-        fail('notify_pass_failed', err, 'scan');
-      }
+    try {
+      await scan(now);
+      said.delete('scan');
+    } catch (err) {
+      fail('notify_pass_failed', err, 'scan');
     }
     try {
       if (now.getTime() - lastPrune >= PRUNE_MS) {

@@ -1,22 +1,8 @@
 // The shapes of the webhook outbox (docs/notify.md): one delivery per
 // (event, target), known by its `id`, which is also its `webhook-id`.
 
-/** The event kinds a notify target can ask for (DESIGN.md 7c): what estate watches. `test` is only sent by `estate notify test`. */
-export const WATCHED_KINDS = [
-  'schedule_late',
-  'schedule_down',
-  'schedule_recovered',
-  'schedule_too_fast',
-  'node_stale',
-  'node_recovered',
-  'pulse_degraded',
-  'pulse_unhealthy',
-  'pulse_recovered',
-  'provider_down',
-  'provider_recovered',
-] as const;
-
-export type WatchedKind = (typeof WATCHED_KINDS)[number];
+/** The event kinds a notify target can ask for: the watched ones (events/stored-events.ts). `test` is only sent by `estate notify test`. */
+export { WATCHED_KINDS, type WatchedKind } from '../events/stored-events.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 

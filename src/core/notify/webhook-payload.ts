@@ -1,4 +1,4 @@
-/** An event as /events answers it (src/core/events.ts), or the test event. */
+/** An event as /events answers it (src/core/events/estate-events.ts), or the test event. */
 export interface WebhookEvent {
   ts: string;
   kind: string;

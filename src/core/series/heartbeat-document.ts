@@ -1,5 +1,5 @@
 import type { HeartbeatEntry } from '../collect/sample-types.ts';
-import { timeOf } from '../events.ts';
+import { timeOf } from '../events/estate-events.ts';
 import type { SeriesSample } from '../store/store.ts';
 
 // The heartbeat document's merge rules (DESIGN.md 7a), one piece of code for

@@ -26,14 +26,15 @@ import type { JsonRecord, KeyedRecords, RestoreResult, SeriesName, Store } from 
 //   has none; another one there is a conflict, kept.
 // - The provider probes (provider_down / provider_recovered are derived from
 //   them) are copied oldest first, each once by (provider, ts).
-
+// - The watched events (events/stored-events.ts) are keyed records as the
+//   completions are: each once by its kind, subject and time.
 // - The webhook outbox (docs/notify.md): each delivery once by its
 //   webhook-id, with its status and attempts (a lease is not carried: the
 //   destination's dispatcher claims what is pending), and each target's
 //   start when the destination has none, so a server on the destination
 //   neither sends an event twice nor starts its targets afresh.
 
-export const COPY_KINDS = ['completions', 'starts', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat', 'provider_probes', 'notify_outbox'] as const;
+export const COPY_KINDS = ['completions', 'starts', 'events', 'entries', 'training_runs', 'api_keys', 'token_secret', 'trends', 'disk', 'pulse', 'heartbeat', 'provider_probes', 'notify_outbox'] as const;
 export type CopyKind = (typeof COPY_KINDS)[number];
 
 export interface KindCounts {
@@ -103,7 +104,7 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     else if (outcome === 'present') report[kind].already_there++;
   };
 
-  for (const kind of ['completions', 'starts', 'entries'] as const) {
+  for (const kind of ['completions', 'starts', 'events', 'entries'] as const) {
     for await (const page of from[kind].pages(pageSize)) {
       report[kind].skipped += page.skipped;
       const results = await to[kind].restore(page.records);

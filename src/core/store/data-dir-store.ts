@@ -4,6 +4,7 @@ import type { JsonRecord } from '../jsonl/parse-record.ts';
 import { recordPages } from '../jsonl/record-pages.ts';
 import { isKeyedRecord, keyedLog, restoreKeyed, writeKeyed, type KeyedLogSpec, type WriteExtra } from '../keyed-log.ts';
 import { STARTS } from '../runs/run-starts.ts';
+import { EVENTS } from '../events/stored-events.ts';
 import { createKey, KeyCache, keyStoreHealth, listKeys, readKeys, restoreKeys, revokeKey, touchKey } from '../keys/key-store.ts';
 import { dataDirTokenSecret } from '../keys/token-secret.ts';
 import { ENTRIES } from '../publishing.ts';
@@ -34,6 +35,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
   const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
   const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
   const starts = new DataDirRecords(STARTS, keyedLog(dataDir, STARTS));
+  const events = new DataDirRecords(EVENTS, keyedLog(dataDir, EVENTS));
   const tokenSecret = dataDirTokenSecret(dataDir);
   let keyCache: KeyCache | undefined;
   const credentials: Credentials = {
@@ -59,6 +61,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     describe: () => 'data dir',
     completions,
     starts,
+    events,
     entries,
     training,
     credentials,
@@ -69,7 +72,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
     ready: async () => {},
     health: async () => ({ credential_store: await credentials.health() }),
     close: async () => {
-      await Promise.all([completions.close(), starts.close(), entries.close()]);
+      await Promise.all([completions.close(), starts.close(), events.close(), entries.close()]);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { EstateError } from '../../errors.ts';
 import { COMPLETIONS } from '../work.ts';
 import { STARTS } from '../runs/run-starts.ts';
+import { EVENTS } from '../events/stored-events.ts';
 import { ENTRIES } from '../publishing.ts';
 import { lazySeries } from '../series/lazy-series.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
@@ -76,7 +77,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     return loading;
   };
   const seriesOf = loadSeries ?? (async () => (await store()).series);
-  const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec'], kind: 'completions' | 'starts' | 'entries'): KeyedRecords => ({
+  const records = (pick: (s: Store) => KeyedRecords, spec: KeyedRecords['spec'], kind: 'completions' | 'starts' | 'events' | 'entries'): KeyedRecords => ({
     spec,
     write: async (input, now, extra) => timedWrite(kind, 1, async () => pick(await store()).write(input, now, extra)),
     byKey: async (values) => pick(await store()).byKey(values),
@@ -96,6 +97,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     describe: () => description,
     completions: records((s) => s.completions, COMPLETIONS, 'completions'),
     starts: records((s) => s.starts, STARTS, 'starts'),
+    events: records((s) => s.events, EVENTS, 'events'),
     entries: records((s) => s.entries, ENTRIES, 'entries'),
     training: {
       create: async (userId, fields, limits, now) => (await store()).training.create(userId, fields, limits, now),

@@ -1,6 +1,7 @@
 import { ENTRIES } from '../publishing.ts';
 import { COMPLETIONS } from '../work.ts';
 import { STARTS } from '../runs/run-starts.ts';
+import { EVENTS } from '../events/stored-events.ts';
 import { describeStoreUrl } from './open-store.ts';
 import { failureCode, loadDriver, openPool, withinDeadline } from './postgres/connect.ts';
 import { checkSchemaVersion, readSchemaVersion } from './postgres/migrate.ts';
@@ -47,12 +48,14 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
   const completions = new PostgresRecords(sql, COMPLETIONS, { name: 'completions', lockId: 1 }, name, listener);
   const entries = new PostgresRecords(sql, ENTRIES, { name: 'entries', lockId: 2 }, name, listener);
   const starts = new PostgresRecords(sql, STARTS, { name: 'work_starts', lockId: 3 }, name, listener);
+  const events = new PostgresRecords(sql, EVENTS, { name: 'watched_events', lockId: 4 }, name, listener);
   const credentials = postgresCredentials(sql, name);
   const store: Store = {
     kind: 'postgres',
     describe: () => name,
     completions,
     starts,
+    events,
     entries,
     training: postgresTraining(sql, name),
     credentials,
@@ -72,7 +75,7 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
       return { store: state, credential_store: state === 'ok' ? await credentials.health() : 'skipped' };
     },
     close: async () => {
-      await Promise.all([completions.close(), starts.close(), entries.close()]);
+      await Promise.all([completions.close(), starts.close(), events.close(), entries.close()]);
       await notifications?.close();
       await sql.end({ timeout: 5 });
     },

@@ -415,6 +415,12 @@ export interface Store {
   completions: KeyedRecords;
   /** The starts of runs (DESIGN.md 7c): key (board, task_id), as completions. */
   starts: KeyedRecords;
+  /**
+   * The watched events (DESIGN.md 3, 7c: events/stored-events.ts), stored when
+   * they happen, once per (kind, subject, ts) whichever replica noticed them
+   * first: what /events merges with the derived ones and the webhooks are sent from.
+   */
+  events: KeyedRecords;
   entries: KeyedRecords;
   training: TrainingRuns;
   credentials: Credentials;

@@ -40,6 +40,8 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   // The webhook outbox (version 8): deliveries enqueued, claimed and finished (UPDATE), the finished ones pruned.
   notify_targets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   notify_deliveries: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // The watched events (version 9): a keyed record log, each event stored once by whichever replica noticed it first.
+  watched_events: ['SELECT', 'INSERT'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */
@@ -53,6 +55,7 @@ const SERIALS: readonly (readonly [string, string])[] = [
   ['provider_probes', 'seq'],
   ['work_starts', 'event_id'],
   ['notify_deliveries', 'seq'],
+  ['watched_events', 'event_id'],
 ];
 
 /**

@@ -50,6 +50,9 @@
 //   sees the event first); `lease_owner`/`lease_until` the replica attempting
 //   it, claimed with FOR UPDATE SKIP LOCKED so one replica at a time does.
 //   notify_targets holds when each target's notifications start.
+// - watched_events (version 9): the watched events (events/stored-events.ts),
+//   a keyed record log as completions is, key (kind, occurrence: subject@ts),
+//   each stored once by whichever replica noticed it first; no tally.
 
 export interface Migration {
   version: number;
@@ -435,6 +438,22 @@ CREATE TABLE notify_deliveries (
 CREATE INDEX notify_deliveries_due ON notify_deliveries (next_at) WHERE status = 'pending';
 CREATE INDEX notify_deliveries_target ON notify_deliveries (target, seq);
 CREATE INDEX notify_deliveries_finished ON notify_deliveries (created_at) WHERE status <> 'pending';
+`,
+  },
+  {
+    version: 9,
+    description: 'the watched events (node_stale, schedule_*, pulse_*, provider_*), stored once when they happen',
+    sql: `
+CREATE TABLE watched_events (
+  event_id bigserial PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  kind text NOT NULL,
+  occurrence text NOT NULL,
+  subject text NOT NULL,
+  record jsonb NOT NULL,
+  UNIQUE (kind, occurrence)
+);
+CREATE INDEX watched_events_subject ON watched_events (subject, event_id);
 `,
   },
 ];

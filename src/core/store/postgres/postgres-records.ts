@@ -9,7 +9,7 @@ import type { Notifications } from './notifications.ts';
 import { postgresRecordPages, restorePostgresRecords, type RecordsTableAccess } from './postgres-restore.ts';
 import { tallyOf } from './postgres-tally.ts';
 
-// A keyed record log in a table of migrations.ts (completions, entries, work_starts).
+// A keyed record log in a table of migrations.ts (completions, entries, work_starts, watched_events).
 //
 // Writes: each key is stored once by the table's unique constraints
 // (INSERT … ON CONFLICT DO NOTHING); a write that inserted nothing reads the
@@ -30,7 +30,7 @@ const POLL_MS = 1000;
 const LOG_LOCK = 0x6573746c;
 
 export interface RecordsTable {
-  name: 'completions' | 'entries' | 'work_starts';
+  name: 'completions' | 'entries' | 'work_starts' | 'watched_events';
   /** Second key of its advisory lock. */
   lockId: number;
 }

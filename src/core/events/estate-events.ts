@@ -1,11 +1,12 @@
-import { NODE_GAP_WINDOW, nodeGapEvents } from './alerts/node-gaps.ts';
-import { allProviderAlerts } from './alerts/read-provider-alerts.ts';
-import { allPulseAlerts } from './alerts/read-pulse-alerts.ts';
-import { mapBounded } from './map-bounded.ts';
-import { allScheduleEvents } from './schedules/read-schedules.ts';
-import type { ScheduleConfig } from './schedules/schedule-spec.ts';
-import { readStateDocument, type StateDocument } from './state-files.ts';
-import type { KeyedRecords, ProviderProbes, Series } from './store/store.ts';
+import { NODE_GAP_WINDOW, nodeGapEvents } from '../alerts/node-gaps.ts';
+import { allProviderAlerts } from '../alerts/read-provider-alerts.ts';
+import { allPulseAlerts } from '../alerts/read-pulse-alerts.ts';
+import { mapBounded } from '../map-bounded.ts';
+import { allScheduleEvents } from '../schedules/read-schedules.ts';
+import type { ScheduleConfig } from '../schedules/schedule-spec.ts';
+import { readStateDocument, type StateDocument } from '../state-files.ts';
+import type { KeyedRecords, ProviderProbes, Series } from '../store/store.ts';
+import { eventKey, storedEvent } from './stored-events.ts';
 
 export interface EstateEvent {
   ts: string;
@@ -52,8 +53,46 @@ type Entry = Record<string, unknown>;
 /** Nodes whose trend points are read at once for their stale spells. */
 const CONCURRENT_NODES = 16;
 
+/** What the events are read from: the data dir's scoreboard and the store's series, check-ins, run starts, probes and (estateEvents) stored events. */
+export interface EventSources {
+  dataDir: string;
+  store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords; probes: Pick<ProviderProbes, 'newest'> };
+}
+
 /**
- * Events derived from `state/heartbeat.json` and `state/scoreboard.json`,
+ * What /events answers (DESIGN.md section 3): the derived events
+ * (deriveEvents) and the stored ones (the watched events as they were first
+ * noticed: events/stored-events.ts) merged newest first, an event that is
+ * both once, as stored. The stored ones are the newest `limit` recorded.
+ */
+export async function estateEvents(
+  ctx: EventSources & { store: { events: Pick<KeyedRecords, 'newest'> } },
+  limit: number,
+  staleAfterS: number,
+  now: Date,
+  watch?: EventWatch,
+): Promise<EventList> {
+  const [derived, stored] = await Promise.all([
+    deriveEvents(ctx, limit, staleAfterS, now, watch),
+    ctx.store.events.newest(limit).catch((err: unknown) => err as Error),
+  ]);
+  if (stored instanceof Error) {
+    derived.errors.push(`stored events: could not be read (${codeOf(stored)})`);
+    return derived;
+  }
+  const kept = new Map<string, EstateEvent>();
+  for (const record of stored.records) {
+    const event = storedEvent(record);
+    if (event && !kept.has(eventKey(event))) kept.set(eventKey(event), event);
+  }
+  const events = [...kept.values(), ...derived.items.filter((e) => !kept.has(eventKey(e)))];
+  sortNewestFirst(events);
+  const items = events.slice(0, limit);
+  return { ...derived, items, count: items.length };
+}
+
+/**
+ * The events derived from `state/heartbeat.json` and `state/scoreboard.json`,
  * newest first. Accepted shapes (docs/data-dir.md):
  * heartbeat `{"nodes": [{name, last_seen, status}]}`, `{"nodes": {NAME: {...}}}` or a bare array;
  * scoreboard `{"entries": [{name, score, ts}]}`, `{"entries": {NAME: {...}}}` or a bare array.
@@ -70,8 +109,8 @@ const CONCURRENT_NODES = 16;
  * `watch.providers` its alerts (`provider_down`, `provider_recovered`, held
  * likewise: alerts/provider-alerts.ts) from its newest stored probes.
  */
-export async function estateEvents(
-  ctx: { dataDir: string; store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords; probes: Pick<ProviderProbes, 'newest'> } },
+export async function deriveEvents(
+  ctx: EventSources,
   limit: number,
   staleAfterS: number,
   now: Date,
@@ -81,9 +120,7 @@ export async function estateEvents(
   // The schedules' and the pulse's events are extra: one that cannot be read is named in `errors`, and the rest answers.
   const extra = <T>(what: string, read: () => Promise<T[]>) =>
     read().catch((err: unknown) => {
-      // The code alone (an errno name, an estate error code): a message may hold a path.
-      const code = (err as { code?: unknown })?.code;
-      errors.push(`${what}: could not be read (${typeof code === 'string' ? code : 'error'})`);
+      errors.push(`${what}: could not be read (${codeOf(err)})`);
       return [] as T[];
     });
   const providers = watch.providers ?? [];
@@ -137,9 +174,19 @@ export async function estateEvents(
     });
   }
 
-  events.sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : a.subject.localeCompare(b.subject)));
+  sortNewestFirst(events);
   const items = events.slice(0, limit);
   return { items, count: items.length, limit, stale_after_s: staleAfterS, skipped_entries: skipped, errors };
+}
+
+function sortNewestFirst(events: EstateEvent[]): void {
+  events.sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : a.subject.localeCompare(b.subject)));
+}
+
+/** The code alone of a read that failed (an errno name, an estate error code): its message may hold a path. */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : 'error';
 }
 
 /** A node's entry in the heartbeat: its name, when it was last seen (ms since the epoch), its status (`unknown` when it has none). */

@@ -1,0 +1,113 @@
+import { mapBounded } from '../map-bounded.ts';
+import type { KeyedRecords } from '../store/store.ts';
+import { deriveEvents, type EventSources, type EventWatch } from './estate-events.ts';
+import { eventKey, eventRecord, isWatched } from './stored-events.ts';
+
+// The event recorder of `estate serve` (DESIGN.md 3, 7c): the watched events
+// stored when they happen. Every pass derives the events as /events does
+// (deriveEvents: the same inputs give the same events with the same ts, on
+// every replica and after a restart) and stores each watched one not stored
+// yet (store.events: once per kind, subject and ts, whichever replica writes
+// it first; the first message is the one kept). Once stored, an event stays
+// in /events and reaches the webhooks whatever happens to its inputs.
+
+/** The default time between passes (config `events.watch_every`). */
+export const WATCH_EVERY_MS = 10_000;
+/** A pass that took long is followed by a pause of at least this many times its length: the recorder never takes more than a sixth of the process. */
+const PAUSE_FACTOR = 5;
+/** Events stored at once. */
+const CONCURRENT_WRITES = 32;
+
+export interface RecorderContext extends EventSources {
+  store: EventSources['store'] & { events: Pick<KeyedRecords, 'write'> };
+  staleAfterS: number;
+  watch: EventWatch;
+  /** The time between passes (WATCH_EVERY_MS). */
+  everyMs?: number;
+  now: () => Date;
+}
+
+export interface RecorderReport {
+  /** Events stored by this pass for the first time anywhere (their count). */
+  recorded: (count: number) => void;
+  /** A pass that failed (the store unavailable, an input unreadable); the next pass tries again. Said once until the failure changes. */
+  failed: (what: string, err: unknown) => void;
+}
+
+export interface EventRecorder {
+  /** Runs a pass now (after the one under way); resolves with how many events it stored. */
+  pass: () => Promise<number>;
+  /** Ends the passes; waits for the one under way. */
+  stop: () => Promise<void>;
+}
+
+/** Starts the recorder: a first pass at once, then one every `everyMs`. */
+export function startEventRecorder(ctx: RecorderContext, report: RecorderReport): EventRecorder {
+  const everyMs = ctx.everyMs ?? WATCH_EVERY_MS;
+  /** The keys of the events known to be stored, of the last pass's events only (memory is bounded by what the inputs derive). */
+  let stored = new Set<string>();
+  let said: string | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> = Promise.resolve(0);
+
+  const once = async (): Promise<number> => {
+    const list = await deriveEvents(ctx, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
+    // An input that could not be read leaves its events out of this pass (they are stored by a later one), and is said.
+    if (list.errors.length) fail('events_watch_incomplete', new Error(list.errors.join('; ')));
+    // Oldest first: the log's write order follows the events' time.
+    const watched = list.items.filter(isWatched).reverse();
+    const known = new Set<string>();
+    let created = 0;
+    await mapBounded(watched, CONCURRENT_WRITES, async (event) => {
+      const key = eventKey(event);
+      if (!stored.has(key)) {
+        // A replay (stored before, by this server or another) and a conflict (stored with an older message) are both stored already.
+        const result = await ctx.store.events.write(eventRecord(event), ctx.now);
+        if (result.outcome === 'created') created++;
+      }
+      known.add(key);
+    });
+    stored = known;
+    if (created) report.recorded(created);
+    if (!list.errors.length) said = undefined;
+    return created;
+  };
+
+  const fail = (what: string, err: unknown) => {
+    const text = `${what}: ${String((err as Error)?.message ?? err)}`;
+    if (said !== text) report.failed(what, err);
+    said = text;
+  };
+
+  const pass = (): Promise<number> => {
+    running = running.then(async () => {
+      if (stopped) return 0;
+      try {
+        return await once();
+      } catch (err) {
+        fail('events_watch_failed', err);
+        return 0;
+      }
+    });
+    return running;
+  };
+
+  const loop = () => {
+    const started = performance.now();
+    void pass().then(() => {
+      if (stopped) return;
+      timer = setTimeout(loop, Math.max(everyMs, PAUSE_FACTOR * (performance.now() - started)));
+    });
+  };
+  loop();
+
+  return {
+    pass,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
