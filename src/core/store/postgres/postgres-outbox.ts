@@ -4,8 +4,9 @@ import { withinDeadline, type Sql } from './connect.ts';
 // The webhook outbox in `notify_deliveries` and `notify_targets`
 // (migrations.ts, version 8). A claim leases rows with FOR UPDATE SKIP
 // LOCKED: replicas claiming at once take disjoint rows, and a row is
-// claimable again only once its lease has run out, so one replica at a time
-// attempts a delivery. An attempt is recorded only by the lease's holder.
+// claimable again only once its lease has run out by the database's clock
+// (the one clock every replica shares), so one replica at a time attempts a
+// delivery. An attempt is recorded only by the lease's holder.
 
 type Row = Record<string, unknown>;
 
@@ -62,14 +63,18 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
         }
         return added;
       }),
+    // The lease is the database's: set from clock_timestamp() (when the claim takes the row) and tested against
+    // now(), so replicas whose clocks disagree still agree on whether a lease is live, and none takes another's.
+    // `now` is the claimant's own time, for what that time set: next_at (a retry's due time, from its attempt's
+    // time on the replica that made it) and created_at. A skewed clock can move when a delivery is due, never
+    // who holds it.
     claim: (owner, targets, limit, now, leaseMs) =>
       run(async () => {
         if (limit <= 0 || targets.length === 0) return [];
-        const until = new Date(now.getTime() + leaseMs);
-        const rows = await sql`UPDATE notify_deliveries d SET lease_owner = ${owner}, lease_until = ${until}
+        const rows = await sql`UPDATE notify_deliveries d SET lease_owner = ${owner}, lease_until = clock_timestamp() + ${leaseMs}::double precision * interval '1 millisecond'
           FROM (
             SELECT id FROM notify_deliveries
-            WHERE status = 'pending' AND target = ANY(${targets as string[]}::text[]) AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
+            WHERE status = 'pending' AND target = ANY(${targets as string[]}::text[]) AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= now())
             ORDER BY next_at, seq LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           ) c
