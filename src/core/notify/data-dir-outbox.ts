@@ -5,7 +5,7 @@ import { withFileLock } from '../file-lock.ts';
 import { isNotFound } from '../fs-errors.ts';
 import { ensureFolder, syncDirectory } from '../jsonl/append-record.ts';
 import { readDataFile } from '../open-data-file.ts';
-import { type Delivery, MAX_KEPT_ATTEMPTS, type Outbox } from './outbox-types.ts';
+import { type Delivery, type DeliveryAttempt, MAX_KEPT_ATTEMPTS, type Outbox } from './outbox-types.ts';
 
 // The data dir's outbox: one state file, `notify/outbox.json`
 // (docs/data-dir.md), `{"version": 1, "targets": {NAME: {"since"}},
@@ -14,7 +14,9 @@ import { type Delivery, MAX_KEPT_ATTEMPTS, type Outbox } from './outbox-types.ts
 // the data dir take turns) and written atomically and durably
 // (writeFileAtomic, then the folder synced), so a reader or a crash sees the
 // state before or after a change, never part of one. A file that is not
-// valid JSON is never overwritten: the outbox is then unavailable, saying so.
+// valid JSON, or whose JSON is not an outbox (outboxProblem: a delivery that
+// is not one, a field of the wrong type), is never overwritten: the outbox is
+// then unavailable, saying so.
 
 export const OUTBOX_FILE = path.join('notify', 'outbox.json');
 
@@ -50,12 +52,12 @@ export function dataDirOutbox(dataDir: string): Outbox {
     } catch {
       throw new EstateError('unavailable', `the notify outbox (${OUTBOX_FILE}) is not valid JSON; it is left as it is: move it aside to start a new one`);
     }
-    const state = parsed as Partial<OutboxState>;
-    if (typeof state !== 'object' || state === null || !Array.isArray(state.deliveries) || typeof state.targets !== 'object' || state.targets === null) {
-      throw new EstateError('unavailable', `the notify outbox (${OUTBOX_FILE}) is not an outbox; it is left as it is: move it aside to start a new one`);
+    const problem = outboxProblem(parsed);
+    if (problem !== undefined) {
+      throw new EstateError('unavailable', `the notify outbox (${OUTBOX_FILE}) is not an outbox (${problem}); it is left as it is: move it aside to start a new one`);
     }
-    const sent = typeof state.sent === 'object' && state.sent !== null ? state.sent : undefined;
-    return { version: 1, targets: state.targets, deliveries: state.deliveries, ...(sent ? { sent } : {}) };
+    const state = parsed as OutboxState;
+    return { version: 1, targets: state.targets, deliveries: state.deliveries, ...(state.sent ? { sent: state.sent } : {}) };
   };
 
   /** Runs `change` on the state under the lock and writes the state back when it answers `changed`. */
@@ -182,4 +184,63 @@ function trimFinished(state: OutboxState): void {
     sent[d.id] = d.created_at;
     return false;
   });
+}
+
+// The shape of the state file, checked whole at every read: a call on a
+// damaged file fails saying what is wrong, never with a TypeError, an answer
+// made of the damage, or a write that carries it on.
+
+type Check = (v: unknown) => boolean;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isString: Check = (v) => typeof v === 'string';
+const isTime: Check = (v) => typeof v === 'string' && Number.isFinite(Date.parse(v));
+const orNull = (check: Check): Check => (v) => v === null || check(v);
+const isCount: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+const ATTEMPT_FIELDS: Record<keyof DeliveryAttempt, Check> = {
+  at: isString,
+  http_status: orNull(Number.isSafeInteger),
+  error: orNull(isString),
+  duration_ms: (v) => typeof v === 'number' && Number.isFinite(v),
+};
+
+const DELIVERY_FIELDS: Record<keyof Delivery, Check> = {
+  id: isString,
+  target: isString,
+  type: isString,
+  subject: isString,
+  event_ts: isString,
+  body: isString,
+  created_at: isTime,
+  expires_at: isTime,
+  status: (v) => v === 'pending' || v === 'delivered' || v === 'failed',
+  attempt_count: isCount,
+  attempts: (v) => Array.isArray(v) && v.every((a) => isObject(a) && hasFields(a, ATTEMPT_FIELDS)),
+  next_at: orNull(isTime),
+  delivered_at: orNull(isTime),
+  lease_owner: orNull(isString),
+  lease_until: orNull(isTime),
+};
+
+function hasFields(value: Record<string, unknown>, fields: Record<string, Check>): boolean {
+  return Object.entries(fields).every(([name, check]) => check(value[name]));
+}
+
+/** What makes `parsed` not an OutboxState (the first thing found, in a few words), or undefined when it is one. */
+function outboxProblem(parsed: unknown): string | undefined {
+  if (!isObject(parsed)) return 'not a JSON object';
+  if (parsed.version !== 1) return 'its version is not 1';
+  if (!isObject(parsed.targets)) return 'no "targets" object';
+  for (const [name, target] of Object.entries(parsed.targets)) {
+    if (!isObject(target) || !isTime(target.since)) return `targets[${JSON.stringify(name)}] is not a target's start`;
+  }
+  if (!Array.isArray(parsed.deliveries)) return 'no "deliveries" list';
+  for (const [i, d] of parsed.deliveries.entries()) {
+    if (!isObject(d)) return `deliveries[${i}] is not a delivery`;
+    const wrong = Object.entries<Check>(DELIVERY_FIELDS).find(([name, check]) => !check(d[name]))?.[0];
+    if (wrong !== undefined) return `deliveries[${i}].${wrong} is missing or not of its type`;
+  }
+  if (parsed.sent !== undefined && (!isObject(parsed.sent) || !Object.values(parsed.sent).every(isTime))) return '"sent" is not a map of ids to times';
+  return undefined;
 }

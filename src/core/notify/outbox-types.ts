@@ -69,9 +69,11 @@ export interface Outbox {
   enqueue(deliveries: readonly NewDelivery[]): Promise<number>;
   /**
    * Leases up to `limit` pending deliveries to `targets` due at `now`
-   * (next_at reached, no lease held past `now`) to `owner` until
-   * `now + leaseMs`, oldest due first: a delivery is leased to one claimant
-   * at a time, anywhere. A replica claims only the targets its config names.
+   * (next_at reached, no lease live) to `owner` for `leaseMs`, oldest due
+   * first: a delivery is leased to one claimant at a time, anywhere. A
+   * replica claims only the targets its config names. A lease is kept by the
+   * store's clock, the one its claimants share: PostgreSQL's own (replicas'
+   * clocks may disagree), the data dir's `now` (its processes share a host).
    */
   claim(owner: string, targets: readonly string[], limit: number, now: Date, leaseMs: number): Promise<Delivery[]>;
   /** Records an attempt by the lease's `owner` and what it leads to, ending the lease; false (nothing recorded) when `owner` no longer holds it. */

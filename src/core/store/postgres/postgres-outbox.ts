@@ -4,8 +4,9 @@ import { withinDeadline, type Sql } from './connect.ts';
 // The webhook outbox in `notify_deliveries` and `notify_targets`
 // (migrations.ts, version 8). A claim leases rows with FOR UPDATE SKIP
 // LOCKED: replicas claiming at once take disjoint rows, and a row is
-// claimable again only once its lease has run out, so one replica at a time
-// attempts a delivery. An attempt is recorded only by the lease's holder.
+// claimable again only once its lease has run out by the database's clock
+// (the one clock every replica shares), so one replica at a time attempts a
+// delivery. An attempt is recorded only by the lease's holder.
 
 type Row = Record<string, unknown>;
 
@@ -47,29 +48,32 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
       }),
     enqueue: (deliveries) =>
       run(async () => {
-        if (deliveries.length === 0) return 0;
-        // Most scans find every delivery stored already: one read, and no insert (nor a sequence value) spent on them.
-        const ids = deliveries.map((d) => d.id);
-        const known = new Set((await sql`SELECT id FROM notify_deliveries WHERE id = ANY(${ids}::text[])`).map((row) => String(row.id)));
-        let added = 0;
-        for (const d of deliveries) {
-          if (known.has(d.id)) continue;
-          known.add(d.id);
-          const rows = await sql`INSERT INTO notify_deliveries (id, target, type, subject, event_ts, body, created_at, expires_at, status, next_at)
-            VALUES (${d.id}, ${d.target}, ${d.type}, ${d.subject}, ${d.event_ts}, ${d.body}, ${new Date(d.created_at)}, ${new Date(d.expires_at)}, 'pending', ${new Date(d.created_at)})
-            ON CONFLICT (id) DO NOTHING RETURNING id`;
-          added += rows.length;
-        }
-        return added;
+        const batch = firstOfEachId(deliveries);
+        if (batch.length === 0) return 0;
+        // One statement. Most scans find every delivery stored already: NOT EXISTS skips those before an insert (or a
+        // sequence value) is spent on them; ON CONFLICT skips the ones another enqueuer stores meanwhile. Rows go in
+        // by (event_ts, id), an order every enqueuer shares, so two replicas enqueuing the same deliveries at once
+        // wait on each other's rows in the same order and never deadlock.
+        const rows = await sql`INSERT INTO notify_deliveries (id, target, type, subject, event_ts, body, created_at, expires_at, status, next_at)
+          SELECT d->>'id', d->>'target', d->>'type', d->>'subject', d->>'event_ts', d->>'body', (d->>'created_at')::timestamptz, (d->>'expires_at')::timestamptz, 'pending', (d->>'created_at')::timestamptz
+          FROM jsonb_array_elements(${sql.json(batch as never)}::jsonb) AS d
+          WHERE NOT EXISTS (SELECT 1 FROM notify_deliveries n WHERE n.id = d->>'id')
+          ORDER BY d->>'event_ts' COLLATE "C", d->>'id' COLLATE "C"
+          ON CONFLICT (id) DO NOTHING RETURNING id`;
+        return rows.length;
       }),
+    // The lease is the database's: set from clock_timestamp() (when the claim takes the row) and tested against
+    // now(), so replicas whose clocks disagree still agree on whether a lease is live, and none takes another's.
+    // `now` is the claimant's own time, for what that time set: next_at (a retry's due time, from its attempt's
+    // time on the replica that made it) and created_at. A skewed clock can move when a delivery is due, never
+    // who holds it.
     claim: (owner, targets, limit, now, leaseMs) =>
       run(async () => {
         if (limit <= 0 || targets.length === 0) return [];
-        const until = new Date(now.getTime() + leaseMs);
-        const rows = await sql`UPDATE notify_deliveries d SET lease_owner = ${owner}, lease_until = ${until}
+        const rows = await sql`UPDATE notify_deliveries d SET lease_owner = ${owner}, lease_until = clock_timestamp() + ${leaseMs}::double precision * interval '1 millisecond'
           FROM (
             SELECT id FROM notify_deliveries
-            WHERE status = 'pending' AND target = ANY(${targets as string[]}::text[]) AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
+            WHERE status = 'pending' AND target = ANY(${targets as string[]}::text[]) AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= now())
             ORDER BY next_at, seq LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           ) c
@@ -123,15 +127,24 @@ export function postgresOutbox(sql: Sql, store: string): Outbox {
     },
     restore: (deliveries) =>
       run(async () => {
-        let created = 0;
-        for (const d of deliveries) {
-          const rows = await sql`INSERT INTO notify_deliveries (id, target, type, subject, event_ts, body, created_at, expires_at, status, attempt_count, attempts, next_at, delivered_at)
-            VALUES (${d.id}, ${d.target}, ${d.type}, ${d.subject}, ${d.event_ts}, ${d.body}, ${new Date(d.created_at)}, ${new Date(d.expires_at)}, ${d.status},
-              ${d.attempt_count}, ${sql.json(d.attempts as never)}::jsonb, ${d.next_at === null ? null : new Date(d.next_at)}, ${d.delivered_at === null ? null : new Date(d.delivered_at)})
-            ON CONFLICT (id) DO NOTHING RETURNING id`;
-          created += rows.length;
-        }
-        return { created, present: deliveries.length - created };
+        const batch = firstOfEachId(deliveries);
+        if (batch.length === 0) return { created: 0, present: 0 };
+        // One statement, in the order given (a copy keeps its source's order); a lease is never carried. Beside an
+        // enqueuer of the same ids in another order, PostgreSQL may end a deadlock by failing one: both can run again.
+        const rows = await sql`INSERT INTO notify_deliveries (id, target, type, subject, event_ts, body, created_at, expires_at, status, attempt_count, attempts, next_at, delivered_at)
+          SELECT d->>'id', d->>'target', d->>'type', d->>'subject', d->>'event_ts', d->>'body', (d->>'created_at')::timestamptz, (d->>'expires_at')::timestamptz, d->>'status',
+            (d->>'attempt_count')::integer, d->'attempts', (d->>'next_at')::timestamptz, (d->>'delivered_at')::timestamptz
+          FROM jsonb_array_elements(${sql.json(batch as never)}::jsonb) WITH ORDINALITY AS e(d, n)
+          WHERE NOT EXISTS (SELECT 1 FROM notify_deliveries x WHERE x.id = d->>'id')
+          ORDER BY n
+          ON CONFLICT (id) DO NOTHING RETURNING id`;
+        return { created: rows.length, present: deliveries.length - rows.length };
       }),
   };
+}
+
+/** The first delivery of each id, in order: a batch names an id once (the repeats count as there already). */
+function firstOfEachId<T extends { id: string }>(deliveries: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return deliveries.filter((d) => !seen.has(d.id) && seen.add(d.id));
 }
