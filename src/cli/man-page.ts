@@ -73,6 +73,8 @@ const FILES: [string, string][] = [
   ['builds.jsonl', 'Builds: ts, project, status (success, failure, cancelled), optional duration_s, ref, commit.'],
   ['state/scoreboard.json, state/heartbeat.json, state/estate_map.json', 'State files, any JSON; events are derived from the first two; `estate collect` merges its node\'s entry into the heartbeat.'],
   ['work/completions.jsonl', 'Task completions, written by estate only.'],
+  ['work/starts.jsonl', 'The starts of runs (`estate work start`), written by estate only.'],
+  ['events/watched.jsonl', 'The watched events (node_stale, schedule_*, pulse_*, provider_*) as `estate serve` first noticed them, each once; /events merges them with the derived ones. Written by estate only.'],
   ['publishing/entries.jsonl', 'Published entries, written by estate only.'],
   ['training/runs/RUN_ID.json', 'Training runs, one file each.'],
   ['training/users/HASH.json, training/index.json', 'The per-user index of training runs; safe to delete, rebuilt from the runs.'],

@@ -17,7 +17,8 @@ export const eventsList = defineOperation({
     'Each schedule of the config (`GET /schedules`) adds its state changes from its check-ins: `schedule_late` at a due time passed, `schedule_down` at due plus grace, `schedule_recovered` at the check-in that ends a down spell; with `max_runtime`, `schedule_down` when a started run (`POST /work/start`) passes it, and with `min_runtime`, `schedule_too_fast` at the completion of a run that took less. ' +
     'Each node\'s pulse (its newest 200 entries; an entry without a node is this node\'s) adds `pulse_degraded`, `pulse_unhealthy` and `pulse_recovered` once a status has held for `alerts.hold` (default `1m`), naming the failing checks. ' +
     'Each configured provider (probed by `estate serve` every `providers_probe_s`, default 30 s; its newest 200 probes) adds `provider_down` and `provider_recovered` once held for `alerts.hold` likewise, naming the error (`timeout`, `status 502`, `connection refused`). ' +
-    'Each gap longer than `stale_after_s` between two of a node\'s newest 200 trend points adds a `node_stale` and, where the node sent again, a `node_recovered`.',
+    'Each gap longer than `stale_after_s` between two of a node\'s newest 200 trend points adds a `node_stale` and, where the node sent again, a `node_recovered`. ' +
+    'The watched events (every kind but `heartbeat` and `score`) are also stored when they happen: `estate serve` stores each new one every `events.watch_every` (default 10 s), once, whichever replica noticed it first, with its message as it was then; this answer merges the derived events with the newest `limit` stored ones, an event that is both once, so an event stays here after its inputs have left those windows or were pruned.',
   input: { query: z.object({ limit: limitParam(50, 1000, 'events') }) },
   output: z.object({
     items: z.array(
@@ -52,5 +53,5 @@ export const eventsList = defineOperation({
     errors: z.array(z.string()),
   }).meta({ id: 'EstateEventPage' }),
   handler: ({ ctx, input }) => estateEvents(ctx, input.query.limit, ctx.config.events.stale_after_s, ctx.now(), eventWatch(ctx.config)),
-  cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`, DATA_FILES.completions], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
+  cli: { command: 'events', watch: [`${DATA_FILES.state}/heartbeat.json`, `${DATA_FILES.state}/scoreboard.json`, DATA_FILES.completions, DATA_FILES.events], columns: ['ts', 'kind', 'subject', 'message'], examples: ['estate events --limit 10'] },
 });
