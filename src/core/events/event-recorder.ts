@@ -44,6 +44,7 @@ export interface EventRecorder {
 /** Starts the recorder: a first pass at once, then one every `everyMs`. */
 export function startEventRecorder(ctx: RecorderContext, report: RecorderReport): EventRecorder {
   const everyMs = ctx.everyMs ?? WATCH_EVERY_MS;
+  const series = oneReadAtATime(ctx.store.series);
   /** The keys of the events known to be stored, of the last pass's events only (memory is bounded by what the inputs derive). */
   let stored = new Set<string>();
   let said: string | undefined;
@@ -52,7 +53,7 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
   let running: Promise<number> = Promise.resolve(0);
 
   const once = async (): Promise<number> => {
-    const list = await deriveEvents(ctx, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
+    const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series } }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
     // An input that could not be read leaves its events out of this pass (they are stored by a later one), and is said.
     if (list.errors.length) fail('events_watch_incomplete', new Error(list.errors.join('; ')));
     // Oldest first: the log's write order follows the events' time.
@@ -109,5 +110,24 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
       clearTimeout(timer);
       await running;
     },
+  };
+}
+
+/**
+ * The series as a pass reads them: one read at a time, each after the
+ * event loop has had a turn, so a pass over a big hub (200 nodes: 400 reads
+ * of 200 records) delays a request by one read, not by the whole pass.
+ */
+function oneReadAtATime(series: EventSources['store']['series']): EventSources['store']['series'] {
+  let last: Promise<unknown> = Promise.resolve();
+  const turn = <T>(read: () => Promise<T>): Promise<T> => {
+    const next = last.then(() => new Promise((resolve) => setImmediate(resolve))).then(read);
+    last = next.catch(() => {});
+    return next;
+  };
+  return {
+    heartbeat: () => series.heartbeat(),
+    nodes: () => series.nodes(),
+    newest: (name, limit, where) => turn(() => series.newest(name, limit, where)),
   };
 }
