@@ -54,6 +54,18 @@ test('a delivery found only after its retry_for ran out is failed without being 
   assert.deepEqual(lines.sort(), ['msg_expired failed not attempted: its retry_for ran out before it could be tried again', 'msg_fresh delivered 200']);
 });
 
+test('a backlog larger than the slots drains with each delivery sent once: a slot that frees claims again, never the same delivery twice', async (t) => {
+  const { receiver, store, start } = await setUp(t);
+  const ids = Array.from({ length: 40 }, (_, i) => `msg_backlog${String(i).padStart(2, '0')}`);
+  await store.outbox.enqueue(ids.map((id) => delivery(id, 1000, 3_600_000)));
+  const { dispatcher, lines } = start({ ops: receiver.secret });
+  await waitUntil('every delivery finished', async () => (await store.outbox.recent(100)).every((d) => d.status === 'delivered'));
+  await dispatcher.stop();
+  assert.deepEqual(receiver.received.map((r) => r.id).sort(), ids);
+  assert.ok((await store.outbox.recent(100)).every((d) => d.attempt_count === 1));
+  assert.equal(lines.length, ids.length, lines.join('\n'));
+});
+
 test('a target whose secret is not set: each attempt fails naming the variable, and is tried again', async (t) => {
   const { receiver, store, start } = await setUp(t);
   await store.outbox.enqueue([delivery('msg_nosecret', 0, 3_600_000)]);

@@ -20,7 +20,8 @@ import { readWebhookSecret } from './webhook-secret.ts';
 //   enqueued under its stable id: once, however many replicas or restarts
 //   see it (a dispatcher starting reads the newest SCAN_PAGE);
 // - due deliveries are claimed (leased to this dispatcher) and attempted in
-//   the background, at most CONCURRENCY at once, each bounded by its
+//   the background, at most CONCURRENCY at once (a slot that frees claims
+//   again at once while more are due, so a backlog drains at the receiver's pace), each bounded by its
 //   target's `timeout_ms`: a slow or dead receiver holds a slot, never a request.
 // A failed attempt is tried again after retryDelayMs, until the delivery's
 // `expires_at` (created + the target's `retry_for`); then it is `failed`.
@@ -125,15 +126,41 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
     else report.failed('notify_lease_lost', new Error(`${delivery.id} to ${delivery.target}: the lease ran out before the attempt ended; not recorded`));
   };
 
-  const deliver = async (now: Date) => {
-    const free = CONCURRENCY - inflight.size;
-    if (free <= 0 || stopping.signal.aborted) return;
-    for (const delivery of await ctx.store.outbox.claim(owner, names, free, now, leaseMs)) {
-      const p: Promise<void> = attempt(delivery)
-        .catch((err: unknown) => fail('notify_attempt_failed', err))
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
+  /** Whether the last claim took as many as it asked for: more may be due, so a slot that frees claims again at once. */
+  let moreDue = false;
+  let claiming: Promise<void> | undefined;
+  let again = false;
+  /** Claims what is due into the free slots, one claim at a time (a pass and a freed slot never claim at once). */
+  const deliver = (): Promise<void> => {
+    if (claiming) {
+      // A slot freed during a claim that counted it taken: claim once more after it.
+      again = true;
+      return claiming;
     }
+    claiming = (async () => {
+      const free = CONCURRENCY - inflight.size;
+      if (free <= 0 || stopping.signal.aborted) return;
+      // The time of the claim itself: a lease counts from when it is taken, not from the start of a pass whose scan took a while.
+      const claimed = await ctx.store.outbox.claim(owner, names, free, ctx.now(), leaseMs);
+      moreDue = claimed.length === free;
+      for (const delivery of claimed) {
+        const p: Promise<void> = attempt(delivery)
+          .catch((err: unknown) => fail('notify_attempt_failed', err))
+          .finally(() => {
+            inflight.delete(p);
+            if (moreDue && !stopping.signal.aborted) void deliver().catch((err: unknown) => fail('notify_pass_failed', err, 'deliver'));
+          });
+        inflight.add(p);
+      }
+    })().finally(() => {
+      claiming = undefined;
+      if (again && moreDue && !stopping.signal.aborted) {
+        again = false;
+        void deliver().catch((err: unknown) => fail('notify_pass_failed', err, 'deliver'));
+      }
+      again = false;
+    });
+    return claiming;
   };
 
   const pass = async () => {
@@ -149,8 +176,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
         lastPrune = now.getTime();
         await ctx.store.outbox.prune(new Date(now.getTime() - KEEP_FINISHED_MS));
       }
-      // The time of the claim itself: a lease counts from when it is taken, not from the start of a pass whose scan took a while.
-      await deliver(ctx.now());
+      await deliver();
       said.delete('deliver');
     } catch (err) {
       fail('notify_pass_failed', err, 'deliver');
@@ -171,6 +197,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
       stopping.abort();
       clearTimeout(timer);
       await running;
+      await claiming?.catch(() => {});
       await Promise.all(inflight);
     },
   };
