@@ -35,17 +35,20 @@ export class EstateError extends Error {
   readonly issues: ValidationIssue[] | undefined;
   /** Extra response headers (`Allow` on 405, `Retry-After` on 429). */
   readonly headers: Record<string, string> | undefined;
+  /** A refusal to protect the server (a bound of it reached: load shed), not a failure of what was asked; /metrics counts it as `overloaded`. */
+  readonly overload: boolean;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { cause?: unknown; issues?: ValidationIssue[]; headers?: Record<string, string> } = {},
+    options: { cause?: unknown; issues?: ValidationIssue[]; headers?: Record<string, string>; overload?: boolean } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'EstateError';
     this.code = code;
     this.issues = options.issues;
     this.headers = options.headers;
+    this.overload = options.overload ?? false;
   }
 
   get status(): number {

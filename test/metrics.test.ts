@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { VERSION } from '../src/version.ts';
@@ -108,6 +108,36 @@ test('/metrics counts requests by route template and status class, never by the 
   if (skipWithout(t, HAS_PROMTOOL ? false : "promtool is not installed (apt-get install prometheus)")) return;
   const checked = promtoolCheck(r.text);
   assert.equal(checked.status, 0, checked.output);
+});
+
+test('/metrics counts as overloaded only the 503s that shed load, and leaves the event streams out of the latency histogram', async (t) => {
+  const dir = await estateOfTwoNodes(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ serve: { streams: { max_open: 1 } } }));
+  const key = await newKey(dir);
+  const server = await startServer(t, dir);
+  const auth = { 'X-API-Key': key };
+  // The one stream the server allows, open; a second is refused to protect the server (503, an overload).
+  const open = new AbortController();
+  const stream = await fetch(`${server.url}/work/stream`, { headers: auth, signal: open.signal });
+  assert.equal(stream.status, 200);
+  assert.equal((await server.get('/work/stream', auth)).status, 503);
+  // A 503 that is no overload: the outbox is damaged (it says so, and is left as it is).
+  await mkdir(path.join(dir, 'notify'), { recursive: true });
+  await writeFile(path.join(dir, 'notify', 'outbox.json'), '{not json');
+  assert.equal((await server.get('/notify/deliveries', auth)).status, 503);
+  open.abort();
+  await stream.body?.cancel().catch(() => {});
+
+  let samples = parseExposition((await server.get('/metrics', auth)).text);
+  const streams = () => ['2xx', '5xx', 'aborted'].reduce((n, status_class) => n + (valueOf(samples, 'estate_http_requests_total', { route: '/work/stream', method: 'GET', status_class }) ?? 0), 0);
+  for (let i = 0; i < 100 && streams() < 2; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    samples = parseExposition((await server.get('/metrics', auth)).text);
+  }
+  assert.equal(streams(), 2, 'the stream, once it ended, and the refused one');
+  assert.equal(valueOf(samples, 'estate_http_requests_refused_total', { reason: 'overloaded' }), 1);
+  assert.equal(valueOf(samples, 'estate_http_requests_total', { route: '/notify/deliveries', method: 'GET', status_class: '5xx' }), 1);
+  assert.equal(valueOf(samples, 'estate_http_request_duration_seconds_count', { route: '/work/stream', method: 'GET' }), 1, 'only the refused stream request is timed');
 });
 
 test("/metrics reports each node's last sign of life, staleness, pulse and file systems, read from the series", async (t) => {

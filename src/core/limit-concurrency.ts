@@ -145,7 +145,7 @@ export class ConcurrencyLimit {
 }
 
 function busy(): EstateError {
-  return new EstateError('unavailable', 'the server is busy with other requests of this kind; try again shortly', { headers: { 'Retry-After': '1' } });
+  return new EstateError('unavailable', 'the server is busy with other requests of this kind; try again shortly', { headers: { 'Retry-After': '1' }, overload: true });
 }
 
 function yourShare(): EstateError {

@@ -4,6 +4,7 @@ import { isSharedRecord } from '../core/jsonl/shared-records.ts';
 import { EstateError, errorBody } from '../errors.ts';
 import { sendThenDrain } from './drain-request.ts';
 import { jsonText } from './json-text.ts';
+import { noteRefusal } from './overload-refusals.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import type { UnsentBudget } from './unsent-budget.ts';
 
@@ -118,6 +119,7 @@ function sendWithin(
   }
   const refusal = budget?.refusal(length, client);
   if (refusal) {
+    noteRefusal(res, refusal);
     sendText(req, res, refusal.status, 'application/json', JSON.stringify(errorBody(refusal)), refusal.headers ?? {}, id);
     return 0;
   }
@@ -165,6 +167,7 @@ function withoutFields(body: Record<string, unknown>, fields: readonly string[])
 }
 
 export function sendError(req: IncomingMessage, res: ServerResponse, err: EstateError, body: unknown, id?: string): void {
+  noteRefusal(res, err);
   // A body refused unread (413): the client may still be sending it; answer, then read the rest before closing.
   if (err.status === 413 && !req.complete && !res.headersSent) {
     const headers = id === undefined ? (err.headers ?? {}) : { ...SECURITY_HEADERS, 'X-Request-Id': id, ...err.headers };

@@ -41,7 +41,7 @@ export class UnsentBudget {
   refusal(bytes: number, client = ''): EstateError | undefined {
     if (bytes <= SMALL_ANSWER_BYTES) return undefined;
     if (this.#held > 0 && this.#held + bytes > this.#maxBytes) {
-      return new EstateError('unavailable', 'the server is holding too many unread answers; try again later', { headers: { 'Retry-After': '1' } });
+      return new EstateError('unavailable', 'the server is holding too many unread answers; try again later', { headers: { 'Retry-After': '1' }, overload: true });
     }
     const mine = this.#byClient.get(client) ?? 0;
     if (mine > 0 && mine + bytes > this.#maxPerClient) {

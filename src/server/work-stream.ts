@@ -156,7 +156,7 @@ export function createWorkStream(ctx: EstateContext, options: WorkStreamOptions 
 
   /** Takes a stream slot of `key`, or throws 503 (the server is full) or 429 (this client is); the returned function frees it. */
   const reserve = (key: string): (() => void) => {
-    if (opening >= (options.maxClients ?? 200)) throw new EstateError('unavailable', 'too many open streams; try again later', { headers: { 'Retry-After': '5' } });
+    if (opening >= (options.maxClients ?? 200)) throw new EstateError('unavailable', 'too many open streams; try again later', { headers: { 'Retry-After': '5' }, overload: true });
     const held = perKey.get(key) ?? 0;
     if (held >= perClient) {
       throw new EstateError('rate_limited', `this client already has ${held} open streams (at most ${perClient}); close one or try again later`, {

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type RegistryContentType } from './prom.ts';
 import type { EstateReadings } from '../../core/metrics/estate-readings.ts';
 import { observeCore } from '../../core/observe.ts';
+import { wasOverloadRefusal } from '../overload-refusals.ts';
 
 // The server's metrics (GET /metrics) with prom-client: the Prometheus
 // text format, or OpenMetrics when the scraper asks for it (Accept). The
@@ -244,9 +245,10 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
         const status = res.headersSent ? res.statusCode : 0;
         const statusClass = status === 0 || !res.writableFinished ? 'aborted' : `${Math.floor(status / 100)}xx`;
         requests.inc({ route, method, status_class: statusClass });
-        duration.observe({ route, method }, (performance.now() - started) / 1000);
+        // A stream of server-sent events lasts as long as its client stays: its time is no request latency.
+        if (!String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) duration.observe({ route, method }, (performance.now() - started) / 1000);
         if (status === 429) refused.inc({ reason: 'rate_limited' });
-        else if (status === 503) refused.inc({ reason: 'overloaded' });
+        else if (status === 503 && wasOverloadRefusal(res)) refused.inc({ reason: 'overloaded' });
       });
     },
     close: stopObserving,
