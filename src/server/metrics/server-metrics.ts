@@ -13,6 +13,8 @@ import { wasOverloadRefusal } from '../overload-refusals.ts';
 // records, never a scan).
 
 /** Seconds: from a cached read (under a millisecond) to a slow external source. */
+/** How long a scrape waits for the estate's readings. */
+const READINGS_MS = 5000;
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds a lock is waited for: an uncontended one takes tens of microseconds, a busy one up to its 10 s patience. */
 const WAIT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
@@ -28,6 +30,8 @@ export interface ServerMetricsOptions {
   /** The server-sent event streams open now. */
   streams?: () => number;
   version: string;
+  /** How long a scrape waits for `readings` (default READINGS_MS). */
+  readingsMs?: number;
 }
 
 export interface ServerMetrics {
@@ -208,9 +212,22 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
 
   const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
 
-  /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. */
+  const readingsOk = new Gauge({
+    name: 'estate_readings_ok',
+    help: "1 when this scrape's estate gauges were read afresh; 0 when the reading failed or took longer than 5 s (the estate gauges then hold the last good reading; the request and process metrics answer as ever).",
+    registers,
+  });
+  /** The reading under way, if one is: a scrape that finds one waits for it rather than starting another beside a hung one. */
+  let reading: Promise<EstateReadings> | undefined;
+
+  /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. A reading that fails or hangs leaves them as they were. */
   const readEstate = async () => {
-    const estate = await options.readings();
+    const current = (reading ??= options.readings().finally(() => (reading = undefined)));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.readingsMs ?? READINGS_MS)));
+    const estate = await Promise.race([current, late]).catch(() => undefined).finally(() => clearTimeout(timer));
+    readingsOk.set(estate ? 1 : 0);
+    if (!estate) return;
     for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn, lastDuration, running, boardLast]) gauge.reset();
     for (const b of estate.boards) boardLast.set({ board: b.board }, b.lastCompletionAgoS);
     for (const b of estate.builds) builds.set({ status: b.status }, b.count);
