@@ -54,6 +54,17 @@ test('piped, a list is TSV: a header line and one line per item, no box drawing,
   assert.equal(bare.stdout, `${lines.slice(1).join('\n')}\n`);
 });
 
+test('piped, an empty list prints nothing when its operation names no columns, and the header alone when it does', async (t) => {
+  const dir = await tempDataDir(t);
+  for (const format of [[], ['-o', 'csv']]) {
+    const trends = await runEstate(['trends', '--limit', '20', ...format, '--data-dir', dir]);
+    assert.equal(trends.code, 0, trends.stderr);
+    assert.equal(trends.stdout, '', `trends ${format.join(' ')}`);
+  }
+  const events = await runEstate(['events', '--data-dir', dir]);
+  assert.equal(events.stdout, 'ts\tkind\tsubject\tmessage\n');
+});
+
 test('piped, tabs, newlines, backslashes and controls in values are escaped, so a row stays one line', async (t) => {
   const dir = await tempDataDir(t);
   const node = 'a\tb\nc\\d\x1b[2J, "q"';

@@ -18,6 +18,8 @@ export type Delimited = 'tsv' | 'csv';
  *   // 'ts\tnode\n2026-11-22T00:00:00Z\thub\n'
  */
 export function formatDelimited(format: Delimited, columns: readonly string[], rows: readonly Record<string, unknown>[], headers: boolean): string {
+  // No columns (an empty list whose operation names none): nothing, not an empty header line.
+  if (columns.length === 0) return '';
   const field = format === 'tsv' ? tsvField : csvField;
   const end = format === 'tsv' ? '\n' : '\r\n';
   const lines = rows.map((row) => columns.map((c) => field(plain(row[c]))).join(format === 'tsv' ? '\t' : ','));
