@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { parseConfig } from '../src/config.ts';
 import type { JsonRecord } from '../src/core/jsonl/parse-record.ts';
 import { openPostgresStore } from '../src/core/store/postgres-store.ts';
-import { migrateStore } from '../src/core/store/postgres/migrate.ts';
+import { migrate, migrateStore } from '../src/core/store/postgres/migrate.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/core/store/postgres/migrations.ts';
 import { VERSION } from '../src/version.ts';
 import { runEstate } from './helpers/cli.ts';
@@ -114,6 +114,31 @@ test('a store without the schema: estate serve refuses to start and says to run 
   const feed = await runEstate(['work', 'feed', '--data-dir', dir, '--store', pg.url]);
   assert.equal(feed.code, 1);
   assert.match(feed.stderr, /unavailable \(schema missing\): run estate migrate/);
+});
+
+test('a store that has a later migration but misses earlier ones (another branch migrated it): estate serve says to migrate, and estate migrate applies exactly the missing ones', async (t) => {
+  const pg = await postgresOrSkip(t);
+  if (!pg) return;
+  const dir = await tempDataDir(t);
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.after(() => sql.end());
+  await migrate(sql, 'test', VERSION, 5);
+  // Migration 8 applied on its own, as a build with 8 and without 6 and 7 would have done.
+  const eight = MIGRATIONS.find((m) => m.version === 8);
+  assert.ok(eight);
+  await sql.unsafe(eight.sql);
+  await sql`INSERT INTO schema_version (version, description, applied_by) VALUES (8, ${eight.description}, 'estate of another branch')`;
+
+  const serve = await runEstate(['serve', '--port', '0', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(serve.code, 2, serve.stderr);
+  assert.match(serve.stderr, new RegExp(`has schema version 5; this estate needs version ${SCHEMA_VERSION}: run estate migrate`));
+
+  const migrated = await runEstate(['migrate', '--json', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(migrated.code, 0, migrated.stderr);
+  const missing = MIGRATIONS.map((m) => m.version).filter((v) => v > 5 && v !== 8).sort((a, b) => a - b);
+  assert.deepEqual([migrated.json.from, migrated.json.to, migrated.json.applied.map((m: { version: number }) => m.version)], [5, SCHEMA_VERSION, missing]);
+  const work = await runEstate(['work', 'start', '--board', 'ops', '--task-id', 'run-1', '--json', '--data-dir', dir, '--store', pg.url]);
+  assert.equal(work.code, 0, work.stderr);
 });
 
 test('a store with a newer schema: estate serve and estate migrate refuse, saying which version this estate needs', async (t) => {

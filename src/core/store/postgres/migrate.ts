@@ -6,12 +6,31 @@ import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 /** Serialises concurrent `estate migrate` runs (a transaction-scoped advisory lock; 0x65737461 is "esta"). */
 const MIGRATE_LOCK = [0x65737461, 0] as const;
 
-/** The schema version of the database: the highest applied migration, 0 when none is. */
+/**
+ * The schema version of the database: the highest migration up to which
+ * every one is applied (0 when none is), or the highest applied when that is
+ * newer than this build knows. A database that has a later migration but
+ * misses an earlier one (migrated by a build of another branch) reads as
+ * the version before the gap, so it needs `estate migrate`, which applies
+ * what is missing.
+ */
 export async function readSchemaVersion(sql: Sql): Promise<number> {
   const [table] = await sql`SELECT to_regclass('schema_version') IS NOT NULL AS present`;
   if (!table?.present) return 0;
-  const [row] = await sql`SELECT coalesce(max(version), 0)::int AS version FROM schema_version`;
-  return Number(row?.version ?? 0);
+  const rows = await sql`SELECT version FROM schema_version ORDER BY version`;
+  return schemaVersionOf(rows.map((r) => Number(r.version)));
+}
+
+/** The version the applied migrations `versions` (sorted) make: see readSchemaVersion. */
+export function schemaVersionOf(versions: readonly number[]): number {
+  const highest = versions.at(-1) ?? 0;
+  if (highest > SCHEMA_VERSION) return highest;
+  let contiguous = 0;
+  for (const v of MIGRATIONS.map((m) => m.version).sort((a, b) => a - b)) {
+    if (!versions.includes(v)) break;
+    contiguous = v;
+  }
+  return contiguous;
 }
 
 /**
@@ -38,7 +57,7 @@ export interface MigrateResult {
 }
 
 /**
- * Applies the pending migrations in one transaction (all or none), under a
+ * Applies the migrations not applied yet in one transaction (all or none), under a
  * lock so two runs at once apply each once. Refuses a database whose schema
  * is newer than this build's. `target` stops at that version (a database as
  * an older estate left it, for the tests of an upgrade).
@@ -54,17 +73,18 @@ export async function migrate(sql: Sql, store: string, estateVersion: string, ta
       applied_at timestamptz NOT NULL DEFAULT now(),
       applied_by text NOT NULL
     )`;
-    const [row] = await tx`SELECT coalesce(max(version), 0)::int AS version FROM schema_version`;
-    const from = Number(row?.version ?? 0);
+    const done = (await tx`SELECT version FROM schema_version ORDER BY version`).map((r) => Number(r.version));
+    const from = schemaVersionOf(done);
     if (from > SCHEMA_VERSION) checkSchemaVersion(from, store);
     const applied: MigrateResult['applied'] = [];
+    // Every migration not applied yet, in order: also one below a later one that is (a database migrated by another branch's build).
     for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
-      if (m.version <= from || m.version > target) continue;
+      if (done.includes(m.version) || m.version > target) continue;
       await tx.unsafe(m.sql);
       await tx`INSERT INTO schema_version (version, description, applied_by) VALUES (${m.version}, ${m.description}, ${`estate ${estateVersion}`})`;
       applied.push({ version: m.version, description: m.description });
     }
-    return { from, to: Math.max(from, applied.at(-1)?.version ?? from), applied };
+    return { from, to: schemaVersionOf([...done, ...applied.map((m) => m.version)].sort((a, b) => a - b)), applied };
   });
 }
 
