@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { runEstate, startEstate, type RunningEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
@@ -115,6 +116,47 @@ test('estate serve SIGKILLed between enqueue and delivery: the restarted server 
   assert.equal(stopped.code, 0, stopped.stderr);
 });
 
+test('estate serve SIGKILLed while its request to a receiver hangs: once the lease runs out, the restarted server sends it again with the same id, recorded once', async (t) => {
+  const receiver = await startReceiver(t);
+  // Hangs on the first request (holding it open), answers 204 to every later one.
+  const seen: string[] = [];
+  const held: (() => void)[] = [];
+  const hanging = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen.push(String(req.headers['webhook-id']));
+      if (seen.length === 1) held.push(() => res.destroy());
+      else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const end of held) end();
+    return new Promise<void>((resolve) => hanging.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(hanging.address() as import('node:net').AddressInfo).port}/hook`;
+  const dir = await tempDataDir(t);
+  await writeFile(
+    path.join(dir, 'estate.config.json'),
+    JSON.stringify({ alerts: { hold: '0s' }, events: { watch_every: '1s' }, notify: [{ name: 'slow', url, secret_env: 'OPS_SECRET', timeout_ms: 1000, events: ['pulse_degraded'] }] }),
+  );
+  const first = await serve(t, dir, receiver);
+  await appendFile(path.join(dir, 'health-pulse.jsonl'), pulseLine('degraded'));
+  await waitUntil('the receiver holds the request open', () => seen.length === 1);
+  await first.stop('SIGKILL');
+  const [before] = await deliveries(dir);
+  assert.deepEqual([before?.status, before?.attempt_count], ['pending', 0], 'the attempt under way was never recorded');
+
+  // The lease (timeout_ms + 5 s) of the killed server must run out before anyone tries again.
+  const second = await serve(t, dir, receiver);
+  await waitUntil('delivered by the restarted server', async () => (await deliveries(dir))[0]?.status === 'delivered');
+  const [after] = await deliveries(dir);
+  assert.deepEqual([after?.id, after?.attempt_count, after?.attempts.map((a) => a.http_status)], [before?.id, 1, [204]]);
+  assert.deepEqual(seen, [before?.id, before?.id], 'sent twice in all, with one webhook-id');
+  const stopped = await second.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+});
+
 test('estate serve: a schedule that misses its check-in sends schedule_late, then schedule_down, each signed, each once', async (t) => {
   const receiver = await startReceiver(t);
   const dir = await tempDataDir(t);
@@ -141,7 +183,6 @@ test('estate serve: a receiver that never answers holds only the dispatcher: the
   // `receiver` only lends its secret: the target is a server that takes each request and never answers it.
   const receiver = await startReceiver(t);
   const open: (() => void)[] = [];
-  const { createServer } = await import('node:http');
   const hanging = createServer((_req, res) => open.push(() => res.destroy()));
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => {
