@@ -25,13 +25,14 @@ test("docs/metrics.md's alerting rules and scrape config pass promtool check", a
   assert.match(rules, /estate_disk_used_ratio/);
   assert.match(rules, /estate_node_stale/);
   assert.match(rules, /estate_schedule_state/);
+  assert.match(rules, /estate_notify_attempts_total/);
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'estate-promtool-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(path.join(dir, 'rules.yml'), rules);
   const checkedRules = spawnSync('promtool', ['check', 'rules', path.join(dir, 'rules.yml')], { encoding: 'utf8' });
   assert.equal(checkedRules.status, 0, checkedRules.stdout + checkedRules.stderr);
-  assert.match(checkedRules.stdout, /SUCCESS: 3 rules found/);
+  assert.match(checkedRules.stdout, /SUCCESS: 4 rules found/);
 
   // The key file the config names, here in the temp dir.
   await writeFile(path.join(dir, 'estate.key'), 'not-a-real-key\n');

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { runEstate, startEstate, type RunningEstate } from './helpers/cli.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
+import { parseExposition, valueOf } from './helpers/exposition.ts';
 import { newKey, readResponse } from './helpers/server.ts';
 import { waitUntil } from './helpers/wait-until.ts';
 import { startReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
@@ -79,6 +80,14 @@ test('estate serve: a pulse that degrades reaches the receiver signed; a receive
   const [d] = listed.json.items;
   assert.deepEqual([d.id, d.type, d.status, d.attempt_count, d.attempts.map((a: { http_status: number }) => a.http_status), d.last_error], [first.id, 'pulse_degraded', 'delivered', 2, [500, 204], null]);
   assert.ok(!listed.text.includes(receiver.secret.slice(6)) && !listed.text.includes(receiver.url), 'neither the secret nor the URL');
+  // /metrics counts the attempts by outcome and the events this server stored.
+  const metrics = parseExposition((await readResponse(await fetch(`${server.url}/metrics`, { headers: { 'X-API-Key': key } }))).text);
+  assert.deepEqual(
+    ['delivered', 'retry', 'failed'].map((outcome) => valueOf(metrics, 'estate_notify_attempts_total', { target: 'ops', outcome })),
+    [1, 1, 0],
+  );
+  assert.equal(valueOf(metrics, 'estate_notify_attempt_duration_seconds_count', { target: 'ops' }), 2);
+  assert.equal(valueOf(metrics, 'estate_events_recorded_total', { kind: 'pulse_degraded' }), 1);
 
   const stopped = await server.stop();
   assert.equal(stopped.code, 0, stopped.stderr);

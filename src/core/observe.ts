@@ -41,11 +41,25 @@ export interface ExternalCall {
 }
 export type ExternalSource = 'forge' | 'providers' | 'stats';
 
+/** One recorded attempt of a webhook delivery: its target (a name of the config's `notify`), what it led to, how long it took. */
+export interface NotifyAttempt {
+  target: string;
+  outcome: 'delivered' | 'retry' | 'failed';
+  seconds: number;
+}
+
+/** A watched event stored for the first time (by this process), by its kind. */
+export interface EventRecorded {
+  kind: string;
+}
+
 const channels = {
   storeWrite: channel('estate:store-write') as Channel<StoreWrite>,
   logAppend: channel('estate:log-append') as Channel<LogAppend>,
   lockWait: channel('estate:lock-wait') as Channel<LockWait>,
   external: channel('estate:external-call') as Channel<ExternalCall>,
+  notifyAttempt: channel('estate:notify-attempt') as Channel<NotifyAttempt>,
+  eventRecorded: channel('estate:event-recorded') as Channel<EventRecorded>,
 };
 
 /** What a measurer receives; subscribe it with observeCore. */
@@ -54,6 +68,8 @@ export interface CoreObserver {
   logAppend(o: LogAppend): void;
   lockWait(o: LockWait): void;
   external(o: ExternalCall): void;
+  notifyAttempt(o: NotifyAttempt): void;
+  eventRecorded(o: EventRecorded): void;
 }
 
 /**
@@ -69,6 +85,8 @@ export function observeCore(observer: CoreObserver): () => void {
     [channels.logAppend, (m: unknown) => observer.logAppend(m as LogAppend)],
     [channels.lockWait, (m: unknown) => observer.lockWait(m as LockWait)],
     [channels.external, (m: unknown) => observer.external(m as ExternalCall)],
+    [channels.notifyAttempt, (m: unknown) => observer.notifyAttempt(m as NotifyAttempt)],
+    [channels.eventRecorded, (m: unknown) => observer.eventRecorded(m as EventRecorded)],
   ] as const;
   for (const [c, f] of subscriptions) c.subscribe(f);
   return () => {
@@ -116,4 +134,14 @@ const KNOWN = new Set([...Object.values(DATA_FILES).map((f) => path.basename(f))
 function knownName(file: string): string {
   const name = path.basename(file);
   return KNOWN.has(name) ? name : 'other';
+}
+
+/** Publishes a recorded attempt of a delivery to `target` (only when someone listens). */
+export function observeNotifyAttempt(target: string, outcome: NotifyAttempt['outcome'], seconds: number): void {
+  if (channels.notifyAttempt.hasSubscribers) channels.notifyAttempt.publish({ target, outcome, seconds });
+}
+
+/** Publishes a watched event of `kind` stored for the first time (only when someone listens). */
+export function observeEventRecorded(kind: string): void {
+  if (channels.eventRecorded.hasSubscribers) channels.eventRecorded.publish({ kind });
 }

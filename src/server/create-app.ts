@@ -61,6 +61,7 @@ export function createApp(ctx: EstateContext, options: AppOptions = {}) {
     readings: () => estateReadings(ctx.dataDir, ctx.store, { staleAfterS: ctx.config.events.stale_after_s, schedules: ctx.config.schedules }, ctx.now()),
     streams: workStream.open,
     version: VERSION,
+    notifyTargets: ctx.config.notify.map((n) => n.name),
   });
   // One rate limit and one bound on expensive routes for the API and /mcp alike.
   const rateLimit = new RateLimiter(serve.rate_limit);

@@ -1,4 +1,5 @@
 import { mapBounded } from '../map-bounded.ts';
+import { observeEventRecorded } from '../observe.ts';
 import type { KeyedRecords } from '../store/store.ts';
 import { deriveEvents, type EventSources, type EventWatch } from './estate-events.ts';
 import { eventKey, eventRecord, isWatched } from './stored-events.ts';
@@ -65,7 +66,10 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
       if (!stored.has(key)) {
         // A replay (stored before, by this server or another) and a conflict (stored with an older message) are both stored already.
         const result = await ctx.store.events.write(eventRecord(event), ctx.now);
-        if (result.outcome === 'created') created++;
+        if (result.outcome === 'created') {
+          created++;
+          observeEventRecorded(event.kind);
+        }
       }
       known.add(key);
     });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { NotifyTargetConfig } from '../../config.ts';
 import { parseDuration } from '../duration.ts';
+import { observeNotifyAttempt } from '../observe.ts';
 import { storedEvent, WATCHED_KINDS } from '../events/stored-events.ts';
 import type { JsonRecord, Store } from '../store/store.ts';
 import { deliveryId } from './delivery-id.ts';
@@ -121,7 +122,10 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
       }
     }
     const result = nextStep(delivery, outcome, stopping.signal.aborted);
-    if (await ctx.store.outbox.finish(delivery.id, owner, outcome, result)) report.attempted(delivery, outcome, result);
+    if (await ctx.store.outbox.finish(delivery.id, owner, outcome, result)) {
+      observeNotifyAttempt(delivery.target, result.status === 'pending' ? 'retry' : result.status, outcome.duration_ms / 1000);
+      report.attempted(delivery, outcome, result);
+    }
     // Its lease ran out while the attempt was under way (a hanging receiver past the lease): another dispatcher owns the delivery now, and this attempt is not recorded.
     else report.failed('notify_lease_lost', new Error(`${delivery.id} to ${delivery.target}: the lease ran out before the attempt ended; not recorded`));
   };

@@ -30,6 +30,8 @@ export interface ServerMetricsOptions {
   /** The server-sent event streams open now. */
   streams?: () => number;
   version: string;
+  /** The config's notify targets' names: their attempt counters start at 0. */
+  notifyTargets?: readonly string[];
   /** How long a scrape waits for `readings` (default READINGS_MS). */
   readingsMs?: number;
 }
@@ -193,6 +195,26 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
     registers,
   });
   for (const source of ['forge', 'providers', 'stats']) for (const outcome of ['ok', 'error', 'timeout']) externalRequests.inc({ source, outcome }, 0);
+  const notifyAttempts = new Counter({
+    name: 'estate_notify_attempts_total',
+    help: 'Recorded attempts of webhook deliveries by target and outcome: delivered, retry (failed, tried again later), failed (failed, its retry_for ran out). Each server counts its own.',
+    labelNames: ['target', 'outcome'] as const,
+    registers,
+  });
+  const notifySeconds = new Histogram({
+    name: 'estate_notify_attempt_duration_seconds',
+    help: 'Time of a recorded webhook attempt, to the receiver\'s answer or failure, by target.',
+    labelNames: ['target'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  for (const target of options.notifyTargets ?? []) for (const outcome of ['delivered', 'retry', 'failed']) notifyAttempts.inc({ target, outcome }, 0);
+  const eventsRecorded = new Counter({
+    name: 'estate_events_recorded_total',
+    help: 'Watched events this server stored first (DESIGN.md 3), by kind; a replica counts those it noticed before the others.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   const stopObserving = observeCore({
     storeWrite: (w) => {
       writeSeconds.observe({ kind: w.kind }, w.seconds);
@@ -208,6 +230,11 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
       externalSeconds.observe({ source: e.source }, e.seconds);
       externalRequests.inc({ source: e.source, outcome: e.outcome });
     },
+    notifyAttempt: (a) => {
+      notifyAttempts.inc({ target: a.target, outcome: a.outcome });
+      notifySeconds.observe({ target: a.target }, a.seconds);
+    },
+    eventRecorded: (e) => eventsRecorded.inc({ kind: e.kind }),
   });
 
   const staleAfter = new Gauge({ name: 'estate_node_stale_after_seconds', help: 'events.stale_after_s: silence after which a node is stale.', registers });
