@@ -243,6 +243,8 @@ const SECTIONS = {
           .string()
           .refine((t) => isDuration(t) && parseDuration(t, 'events.watch_every') >= 1000 && parseDuration(t, 'events.watch_every') <= 600_000, 'a whole number and a unit, like 10s or 1m, from 1s to 10m')
           .optional(),
+        /** How long the stored events are kept (by their `ts`): a duration, default 90d; `estate serve` removes the older ones hourly. */
+        retention: z.string().refine((t) => isDuration(t) && parseDuration(t, 'events.retention') >= 3_600_000, 'a whole number and a unit, like 90d or 12h, at least 1h').default('90d'),
       })
       .prefault({})),
   alerts: once(() =>

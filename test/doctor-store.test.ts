@@ -79,7 +79,7 @@ test('estate doctor on PostgreSQL: connection, schema version and privileges, ea
     GRANT DELETE ON series_trends, series_disk, series_pulse, series_nodes TO estate_reader;
     GRANT INSERT, UPDATE, DELETE ON series_rollups TO estate_reader;
     GRANT INSERT, DELETE ON provider_probes TO estate_reader;
-    GRANT INSERT ON work_starts, watched_events TO estate_reader;
+    GRANT INSERT ON work_starts, watched_events TO estate_reader; GRANT DELETE ON watched_events TO estate_reader;
     GRANT INSERT, UPDATE, DELETE ON notify_targets, notify_deliveries TO estate_reader;
     GRANT USAGE ON SEQUENCE completions_event_id_seq, entries_event_id_seq, api_keys_seq_seq, series_trends_seq_seq, series_disk_seq_seq, series_pulse_seq_seq, provider_probes_seq_seq, work_starts_event_id_seq, notify_deliveries_seq_seq, watched_events_event_id_seq TO estate_reader`);
   await owner.end();

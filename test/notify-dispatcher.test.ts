@@ -20,7 +20,7 @@ async function setUp(t: Parameters<typeof tempDataDir>[0]) {
   const start = (secrets: Record<string, string | undefined>) => {
     const lines: string[] = [];
     const recorder = startEventRecorder(
-      { dataDir: dir, store, staleAfterS: 900, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, everyMs: 1000, now: () => new Date() },
+      { dataDir: dir, store, staleAfterS: 900, keepMs: 90 * 86_400_000, watch: { schedules: [], holdMs: 0, thisNode: 'n' }, everyMs: 1000, now: () => new Date() },
       { recorded: () => {}, failed: (what, err) => lines.push(`${what} ${String(err)}`) },
     );
     const dispatcher = startNotifyDispatcher(

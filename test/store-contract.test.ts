@@ -178,6 +178,23 @@ for (const kind of storesUnderTest()) {
     assert.deepEqual(storedEvent((await other.events.newest(1, { facet: 'subject', value: 'web-2' })).records[0] as JsonRecord), { ...stale, subject: 'web-2' });
   });
 
+  test(`${kind.name}: the stored events older than a cutoff (by ts) are pruned; the rest stay, and a cursor of a pruned one is gone`, async (t) => {
+    const opened = await open(t);
+    if (!opened) return;
+    const event = (ts: string, subject: string) => eventRecord({ ts, kind: 'pulse_degraded', source: 'pulse', subject, message: `${subject} is degraded` });
+    const old = await opened.store.events.write(event('2026-03-01T10:00:00.000Z', 'web-1'), at(0));
+    await opened.store.events.write(event('2026-03-02T10:00:00.000Z', 'web-1'), at(1));
+    await opened.store.events.write(event('2026-03-03T10:00:00.000Z', 'web-2'), at(2));
+    assert.equal(await opened.store.events.prune(new Date('2026-03-02T00:00:00.000Z')), 1);
+    const other = await opened.another();
+    assert.deepEqual((await other.events.newest(10)).records.map((r) => r.ts), ['2026-03-03T10:00:00.000Z', '2026-03-02T10:00:00.000Z']);
+    assert.deepEqual((await opened.store.events.newest(10)).records.map((r) => r.ts), ['2026-03-03T10:00:00.000Z', '2026-03-02T10:00:00.000Z']);
+    assert.equal(await other.events.since(String(old.record.id), 10), undefined);
+    assert.equal(await opened.store.events.prune(new Date('2026-03-02T00:00:00.000Z')), 0);
+    // Stored again after the prune, it is a new record.
+    assert.equal((await opened.store.events.write(event('2026-03-01T10:00:00.000Z', 'web-1'), at(3))).outcome, 'created');
+  });
+
   test(`${kind.name}: since resumes after an id, oldest first, bounded, optionally of one facet`, async (t) => {
     const opened = await open(t);
     if (!opened) return;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runEstate, startEstate } from './helpers/cli.ts';
@@ -103,4 +103,26 @@ test('a stale node noticed by estate serve stays in /events after its trend poin
   const stale = list.filter((e) => e.kind === 'node_stale');
   assert.deepEqual(stale.map((e) => [e.subject, e.ts]), [['db-1', staleAt]]);
   assert.match(stale[0]?.message ?? '', /^db-1 has not been seen for /);
+});
+
+test('estate serve keeps the stored events for events.retention: older ones are removed, and never stored again while their inputs still derive them', async (t) => {
+  const dir = await tempDataDir(t);
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ alerts: { hold: '0s' }, events: { watch_every: '1s', retention: '1h' } }));
+  const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+  // Stored by an earlier server three hours ago.
+  const old = { id: 'ev_00000000000000aa', kind: 'pulse_degraded', source: 'pulse', subject: 'web-1', ts: ago(180).toISOString(), message: 'web-1 is degraded', occurrence: `web-1@${ago(180).toISOString()}`, recorded_at: ago(180).toISOString() };
+  await mkdir(path.join(dir, 'events'), { recursive: true });
+  await writeFile(path.join(dir, 'events', 'watched.jsonl'), `${JSON.stringify(old)}\n`);
+  // The pulse derives a degraded spell two hours ago (past the retention) and one ten minutes ago.
+  await appendFile(path.join(dir, 'health-pulse.jsonl'), pulseLine('degraded', ago(120)) + pulseLine('healthy', ago(119)) + pulseLine('degraded', ago(10)));
+
+  const server = serve(t, dir);
+  const recent = (r: Record<string, unknown>) => Date.parse(String(r.ts)) > Date.now() - 3_600_000;
+  await waitUntil('the recent event stored', async () => (await storedLines(dir)).some(recent));
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  const stored = await storedLines(dir);
+  assert.equal(stored.length, 1, JSON.stringify(stored));
+  assert.equal(stored[0]?.kind, 'pulse_degraded');
+  assert.ok(stored[0] && recent(stored[0]), 'only the event within the retention');
 });

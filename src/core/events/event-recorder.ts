@@ -1,6 +1,6 @@
 import { mapBounded } from '../map-bounded.ts';
 import { observeEventRecorded } from '../observe.ts';
-import type { KeyedRecords } from '../store/store.ts';
+import type { StoredEvents } from '../store/store.ts';
 import { deriveEvents, type EventSources, type EventWatch } from './estate-events.ts';
 import { eventKey, eventRecord, isWatched } from './stored-events.ts';
 
@@ -18,10 +18,14 @@ export const WATCH_EVERY_MS = 10_000;
 const PAUSE_FACTOR = 5;
 /** Events stored at once. */
 const CONCURRENT_WRITES = 32;
+/** How often the stored events older than the retention are removed. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 export interface RecorderContext extends EventSources {
-  store: EventSources['store'] & { events: Pick<KeyedRecords, 'write'> };
+  store: EventSources['store'] & { events: Pick<StoredEvents, 'write' | 'prune'> };
   staleAfterS: number;
+  /** How long stored events are kept (config events.retention): older ones are removed hourly, and never stored again. */
+  keepMs: number;
   watch: EventWatch;
   /** The time between passes (WATCH_EVERY_MS). */
   everyMs?: number;
@@ -53,12 +57,18 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> = Promise.resolve(0);
 
+  let prunedAt = -Infinity;
   const once = async (): Promise<number> => {
+    const now = ctx.now().getTime();
+    if (now - prunedAt >= PRUNE_EVERY_MS) {
+      prunedAt = now;
+      await ctx.store.events.prune(new Date(now - ctx.keepMs));
+    }
     const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series } }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
     // An input that could not be read leaves its events out of this pass (they are stored by a later one), and is said.
     if (list.errors.length) fail('events_watch_incomplete', new Error(list.errors.join('; ')));
     // Oldest first: the log's write order follows the events' time.
-    const watched = list.items.filter(isWatched).reverse();
+    const watched = list.items.filter((e) => isWatched(e) && Date.parse(e.ts) >= now - ctx.keepMs).reverse();
     const known = new Set<string>();
     let created = 0;
     await mapBounded(watched, CONCURRENT_WRITES, async (event) => {

@@ -17,7 +17,8 @@ import { dataDirSeries } from '../series/data-dir-series.ts';
 import { dataDirOutbox } from '../notify/data-dir-outbox.ts';
 import { rollupRetentionOf } from '../rollups/rollup-retention-of.ts';
 import { dataDirProbes } from '../probes/data-dir-probes.ts';
-import type { Credentials, KeyedRecords, RecordPage, Series, Store, Tally, TallyGroup, TrainingRuns } from './store.ts';
+import { pruneFile } from '../retention/prune-file.ts';
+import type { Credentials, KeyedRecords, RecordPage, Series, Store, StoredEvents, Tally, TallyGroup, TrainingRuns } from './store.ts';
 
 /** How often a log with subscribers is checked even without a watcher event (network file systems). */
 const POLL_MS = 5000;
@@ -35,7 +36,7 @@ export function createDataDirStore(dataDir: string, config?: EstateConfig, serie
   const completions = new DataDirRecords(COMPLETIONS, keyedLog(dataDir, COMPLETIONS));
   const entries = new DataDirRecords(ENTRIES, keyedLog(dataDir, ENTRIES));
   const starts = new DataDirRecords(STARTS, keyedLog(dataDir, STARTS));
-  const events = new DataDirRecords(EVENTS, keyedLog(dataDir, EVENTS));
+  const events = new DataDirEvents(EVENTS, keyedLog(dataDir, EVENTS));
   const tokenSecret = dataDirTokenSecret(dataDir);
   let keyCache: KeyCache | undefined;
   const credentials: Credentials = {
@@ -163,5 +164,12 @@ class DataDirRecords implements KeyedRecords {
     const watcher = this.#watcher;
     this.#watcher = undefined;
     await watcher?.close();
+  }
+}
+
+/** The watched events' log, with its retention: the file rewritten as `estate prune` does, dated by `ts`. */
+class DataDirEvents extends DataDirRecords implements StoredEvents {
+  async prune(before: Date): Promise<number> {
+    return (await pruneFile(this.log.file, before)).dropped;
   }
 }

@@ -97,7 +97,7 @@ function lazyStore(kind: Store['kind'], description: string, load: () => Promise
     describe: () => description,
     completions: records((s) => s.completions, COMPLETIONS, 'completions'),
     starts: records((s) => s.starts, STARTS, 'starts'),
-    events: records((s) => s.events, EVENTS, 'events'),
+    events: { ...records((s) => s.events, EVENTS, 'events'), prune: async (before) => (await store()).events.prune(before) },
     entries: records((s) => s.entries, ENTRIES, 'entries'),
     training: {
       create: async (userId, fields, limits, now) => (await store()).training.create(userId, fields, limits, now),

@@ -48,7 +48,9 @@ export const openPostgresStore: OpenPostgresStore = async (url, options) => {
   const completions = new PostgresRecords(sql, COMPLETIONS, { name: 'completions', lockId: 1 }, name, listener);
   const entries = new PostgresRecords(sql, ENTRIES, { name: 'entries', lockId: 2 }, name, listener);
   const starts = new PostgresRecords(sql, STARTS, { name: 'work_starts', lockId: 3 }, name, listener);
-  const events = new PostgresRecords(sql, EVENTS, { name: 'watched_events', lockId: 4 }, name, listener);
+  const events = Object.assign(new PostgresRecords(sql, EVENTS, { name: 'watched_events', lockId: 4 }, name, listener), {
+    prune: (before: Date) => events.pruneBefore('ts', before),
+  });
   const credentials = postgresCredentials(sql, name);
   const store: Store = {
     kind: 'postgres',

@@ -121,6 +121,17 @@ export interface KeyedRecords {
   tally(cutoffs: readonly Date[]): Promise<Tally>;
 }
 
+/** The watched events' log (Store.events): keyed records, and their retention. */
+export interface StoredEvents extends KeyedRecords {
+  /**
+   * Removes the events dated (`ts`, an ISO 8601 UTC time as estate writes it)
+   * before `before`; answers how many. Data dir: the log rewritten as `estate
+   * prune` does (pruneFile); PostgreSQL: a DELETE (another replica's kept
+   * pages lose them at its next write).
+   */
+  prune(before: Date): Promise<number>;
+}
+
 /** What `KeyedRecords.tally` answers. */
 export interface Tally {
   count: number;
@@ -420,7 +431,7 @@ export interface Store {
    * they happen, once per (kind, subject, ts) whichever replica noticed them
    * first: what /events merges with the derived ones and the webhooks are sent from.
    */
-  events: KeyedRecords;
+  events: StoredEvents;
   entries: KeyedRecords;
   training: TrainingRuns;
   credentials: Credentials;

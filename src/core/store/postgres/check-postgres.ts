@@ -40,8 +40,8 @@ const TABLES: Readonly<Record<string, readonly string[]>> = {
   // The webhook outbox (version 8): deliveries enqueued, claimed and finished (UPDATE), the finished ones pruned.
   notify_targets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   notify_deliveries: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // The watched events (version 9): a keyed record log, each event stored once by whichever replica noticed it first.
-  watched_events: ['SELECT', 'INSERT'],
+  // The watched events (version 9): a keyed record log, each event stored once by whichever replica noticed it first; those older than events.retention deleted by estate serve.
+  watched_events: ['SELECT', 'INSERT', 'DELETE'],
 };
 
 /** The serial columns whose sequences estate's inserts draw from. */

@@ -210,6 +210,19 @@ export class PostgresRecords implements KeyedRecords {
     });
   }
 
+  /**
+   * Deletes the records whose `field` (an ISO 8601 UTC time, compared as
+   * text: estate writes them with toISOString) is before `before`; answers
+   * how many. This process's kept pages are dropped; another's at its next write.
+   */
+  pruneBefore(field: string, before: Date): Promise<number> {
+    return withinDeadline(this.#store, async () => {
+      const rows = await this.#sql`DELETE FROM ${this.#sql(this.#table.name)} WHERE record->>${field} < ${before.toISOString()} RETURNING 1`;
+      this.#kept.changed();
+      return rows.length;
+    });
+  }
+
   get(id: string): Promise<JsonRecord | undefined> {
     return withinDeadline(this.#store, async () => {
       const [row] = await this.#sql`SELECT record FROM ${this.#sql(this.#table.name)} WHERE id = ${id}`;
