@@ -209,7 +209,16 @@ async function startRecorder(ctx: EstateContext, log: (line: Record<string, unkn
   const time = () => new Date().toISOString();
   const every = ctx.config.events.watch_every ?? ctx.config.notify_scan;
   return startEventRecorder(
-    { dataDir: ctx.dataDir, store: ctx.store, staleAfterS: ctx.config.events.stale_after_s, watch: eventWatch(ctx.config), everyMs: parseDuration(every, 'events.watch_every'), keepMs: parseDuration(ctx.config.events.retention, 'events.retention'), now: ctx.now },
+    {
+      dataDir: ctx.dataDir,
+      store: ctx.store,
+      staleAfterS: ctx.config.events.stale_after_s,
+      watch: eventWatch(ctx.config),
+      everyMs: parseDuration(every, 'events.watch_every'),
+      keepMs: parseDuration(ctx.config.events.retention, 'events.retention'),
+      keepWindows: ctx.store.kind === 'data-dir',
+      now: ctx.now,
+    },
     {
       recorded: (count) => log({ level: 'info', time: time(), event: 'events_recorded', count }),
       failed: (event, err) => log({ level: 'warn', time: time(), event, error: String((err as Error)?.message ?? err) }),

@@ -1,3 +1,4 @@
+import { plainWindows, type SeriesWindows } from '../series/series-windows.ts';
 import type { Series } from '../store/store.ts';
 import { type PulseAlert, type PulseEntry, pulseAlerts, pulseEntryOf } from './pulse-alerts.ts';
 
@@ -11,24 +12,29 @@ export const PULSE_ALERT_WINDOW = 200;
  * entries: its first run is taken as fired before the window (pulseAlerts'
  * `initial`), so its events stay put as the window moves on.
  */
-export async function allPulseAlerts(series: Pick<Series, 'nodes' | 'newest'>, holdMs: number, thisNode: string, now: Date): Promise<PulseAlert[]> {
+export async function allPulseAlerts(
+  series: Pick<Series, 'nodes' | 'newest'>,
+  holdMs: number,
+  thisNode: string,
+  now: Date,
+  windows: SeriesWindows = plainWindows(series),
+): Promise<PulseAlert[]> {
   const [nodes, unnamed] = await Promise.all([series.nodes(), series.newest('pulse', PULSE_ALERT_WINDOW)]);
   const byNode = new Map<string, PulseEntry[]>();
   const cut = new Set<string>();
-  const add = (node: string, record: Record<string, unknown>) => {
-    const entry = pulseEntryOf(record);
+  const add = (node: string, entry: PulseEntry | undefined) => {
     if (!entry) return;
     const list = byNode.get(node) ?? [];
     list.push(entry);
     byNode.set(node, list);
   };
-  for (const record of unnamed.items) if (typeof record.node !== 'string') add(thisNode, record);
+  for (const record of unnamed.items) if (typeof record.node !== 'string') add(thisNode, pulseEntryOf(record));
   if (unnamed.items.length >= PULSE_ALERT_WINDOW) cut.add(thisNode);
-  const pages = await Promise.all(nodes.map((node) => series.newest('pulse', PULSE_ALERT_WINDOW, { node })));
+  const pages = await Promise.all(nodes.map((node) => windows.window('pulse', node, PULSE_ALERT_WINDOW, pulseEntryOf)));
   nodes.forEach((node, i) => {
-    const items = pages[i]?.items ?? [];
-    for (const record of items) add(node, record);
-    if (items.length >= PULSE_ALERT_WINDOW) cut.add(node);
+    const page = pages[i];
+    for (const entry of page?.items ?? []) add(node, entry);
+    if (page?.full) cut.add(node);
   });
   const alerts: PulseAlert[] = [];
   for (const [node, entries] of byNode) {

@@ -6,6 +6,7 @@ import { allScheduleEvents } from '../schedules/read-schedules.ts';
 import type { ScheduleConfig } from '../schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from '../state-files.ts';
 import type { KeyedRecords, ProviderProbes, Series } from '../store/store.ts';
+import { plainWindows, type SeriesWindows } from '../series/series-windows.ts';
 import { eventKey, storedEvent } from './stored-events.ts';
 
 export interface EstateEvent {
@@ -56,6 +57,8 @@ const CONCURRENT_NODES = 16;
 /** What the events are read from: the data dir's scoreboard and the store's series, check-ins, run starts, probes and (estateEvents) stored events. */
 export interface EventSources {
   dataDir: string;
+  /** How the nodes' windows of the series are read (default: whole, each time: plainWindows). */
+  windows?: SeriesWindows;
   store: { series: Pick<Series, 'heartbeat' | 'nodes' | 'newest'>; completions: KeyedRecords; starts: KeyedRecords; probes: Pick<ProviderProbes, 'newest'> };
 }
 
@@ -116,6 +119,7 @@ export async function deriveEvents(
   now: Date,
   watch: EventWatch = { schedules: [], holdMs: 60_000, thisNode: 'this-node' },
 ): Promise<EventList> {
+  const windows = ctx.windows ?? plainWindows(ctx.store.series);
   const errors: string[] = [];
   // The schedules' and the pulse's events are extra: one that cannot be read is named in `errors`, and the rest answers.
   const extra = <T>(what: string, read: () => Promise<T[]>) =>
@@ -128,7 +132,7 @@ export async function deriveEvents(
     ctx.store.series.heartbeat(),
     readStateDocument(ctx.dataDir, 'scoreboard'),
     watch.schedules.length ? extra('schedules', () => allScheduleEvents(ctx.store, watch.schedules, now)) : [],
-    extra('pulse alerts', () => allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now)),
+    extra('pulse alerts', () => allPulseAlerts(ctx.store.series, watch.holdMs, watch.thisNode, now, windows)),
     providers.length ? extra('provider alerts', () => allProviderAlerts(ctx.store.probes, providers, watch.holdMs, now)) : [],
     extra('nodes', () => ctx.store.series.nodes()),
   ]);
@@ -149,8 +153,8 @@ export async function deriveEvents(
   const inSeries = new Set(known);
   const spells = await extra('node spells', () =>
     mapBounded([...new Set([...beats.keys(), ...known])], CONCURRENT_NODES, async (name) => {
-      const trends = inSeries.has(name) ? (await ctx.store.series.newest('trends', NODE_GAP_WINDOW, { node: name })).items : [];
-      const sent = trends.map((r) => timeOf(r.ts)).filter((t): t is number => t !== undefined);
+      const trends = inSeries.has(name) ? (await windows.window('trends', name, NODE_GAP_WINDOW, (r) => timeOf(r.ts))).items : [];
+      const sent = trends.filter((t): t is number => t !== undefined);
       const seen = sent.reduce((a, b) => Math.max(a, b), beats.get(name) ?? -Infinity);
       return nodeGapEvents(name, sent, staleAfterS * 1000, Number.isFinite(seen) ? seen : undefined, now.getTime());
     }),

@@ -1,4 +1,5 @@
 import { mapBounded } from '../map-bounded.ts';
+import { KeptWindows, plainWindows } from '../series/series-windows.ts';
 import { observeEventRecorded } from '../observe.ts';
 import type { StoredEvents } from '../store/store.ts';
 import { deriveEvents, type EventSources, type EventWatch } from './estate-events.ts';
@@ -29,6 +30,12 @@ export interface RecorderContext extends EventSources {
   watch: EventWatch;
   /** The time between passes (WATCH_EVERY_MS). */
   everyMs?: number;
+  /**
+   * Keep the nodes' windows between passes and read only what was written
+   * since (series/series-windows.ts: KeptWindows): for a store whose logs are
+   * appended in write order, the data dir's, not PostgreSQL's.
+   */
+  keepWindows?: boolean;
   now: () => Date;
 }
 
@@ -50,6 +57,8 @@ export interface EventRecorder {
 export function startEventRecorder(ctx: RecorderContext, report: RecorderReport): EventRecorder {
   const everyMs = ctx.everyMs ?? WATCH_EVERY_MS;
   const series = oneReadAtATime(ctx.store.series);
+  const kept = ctx.keepWindows ? new KeptWindows(series) : undefined;
+  const windows = kept ?? plainWindows(series);
   /** The keys of the events known to be stored, of the last pass's events only (memory is bounded by what the inputs derive). */
   let stored = new Set<string>();
   let said: string | undefined;
@@ -64,7 +73,8 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
       prunedAt = now;
       await ctx.store.events.prune(new Date(now - ctx.keepMs));
     }
-    const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series } }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
+    kept?.beginPass();
+    const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series }, windows }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
     // An input that could not be read leaves its events out of this pass (they are stored by a later one), and is said.
     if (list.errors.length) fail('events_watch_incomplete', new Error(list.errors.join('; ')));
     // Oldest first: the log's write order follows the events' time.
