@@ -71,10 +71,11 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
     const now = ctx.now().getTime();
     if (now - prunedAt >= PRUNE_EVERY_MS) {
       prunedAt = now;
-      await ctx.store.events.prune(new Date(now - ctx.keepMs));
+      // A retention round that fails (the log's lock held long) waits for the next hour; the events are stored meanwhile.
+      await ctx.store.events.prune(new Date(now - ctx.keepMs)).catch((err: unknown) => report.failed('events_prune_failed', err));
     }
     kept?.beginPass();
-    const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series }, windows }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, ctx.now(), ctx.watch);
+    const list = await deriveEvents({ dataDir: ctx.dataDir, store: { ...ctx.store, series }, windows }, Number.MAX_SAFE_INTEGER, ctx.staleAfterS, new Date(now), ctx.watch);
     // An input that could not be read leaves its events out of this pass (they are stored by a later one), and is said.
     if (list.errors.length) fail('events_watch_incomplete', new Error(list.errors.join('; ')));
     // Oldest first: the log's write order follows the events' time.
