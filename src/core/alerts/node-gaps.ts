@@ -25,7 +25,8 @@ export interface NodeEvent {
  * any order) a node_stale at the gap's start plus the threshold and a
  * node_recovered at its end; and when `lastSeenMs` (the newest of its
  * trend points and its heartbeat) is older than the threshold at `nowMs`,
- * a node_stale still on.
+ * a node_stale still on, dated from its newest trend point (the heartbeat
+ * for a node without any) plus the threshold.
  *
  * @example
  *   nodeGapEvents('web-1', [0, 60_000, 3_660_000], 900_000, 3_660_000, 3_700_000).map((e) => e.kind) // ['node_stale', 'node_recovered']
@@ -41,7 +42,10 @@ export function nodeGapEvents(node: string, sent: readonly number[], staleAfterM
     events.push({ ts: new Date(to).toISOString(), kind: 'node_recovered', subject: node, message: `${node} is sending again after ${elapsedText(to - from)} of silence` });
   }
   if (lastSeenMs !== undefined && nowMs - lastSeenMs > staleAfterMs) {
-    events.push({ ts: new Date(lastSeenMs + staleAfterMs).toISOString(), kind: 'node_stale', subject: node, message: `${node} has not been seen for ${elapsedText(nowMs - lastSeenMs)}` });
+    // Dated from the newest trend point when there is one, as the gap will be once the node sends again (so the spell
+    // keeps one node_stale, stored or derived, whatever else wrote a heartbeat meanwhile); from the heartbeat otherwise.
+    const from = times.at(-1) ?? lastSeenMs;
+    events.push({ ts: new Date(from + staleAfterMs).toISOString(), kind: 'node_stale', subject: node, message: `${node} has not been seen for ${elapsedText(nowMs - lastSeenMs)}` });
   }
   return events;
 }

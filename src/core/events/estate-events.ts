@@ -7,7 +7,11 @@ import type { ScheduleConfig } from '../schedules/schedule-spec.ts';
 import { readStateDocument, type StateDocument } from '../state-files.ts';
 import type { KeyedRecords, ProviderProbes, Series } from '../store/store.ts';
 import { plainWindows, type SeriesWindows } from '../series/series-windows.ts';
+import { withoutRepeats } from './condition-changes.ts';
 import { eventKey, storedEvent } from './stored-events.ts';
+
+/** Stored events read at least, for the conditions' state (condition-changes.ts) whatever the limit asked. */
+const STORED_READ = 500;
 
 export interface EstateEvent {
   ts: string;
@@ -66,7 +70,9 @@ export interface EventSources {
  * What /events answers (DESIGN.md section 3): the derived events
  * (deriveEvents) and the stored ones (the watched events as they were first
  * noticed: events/stored-events.ts) merged newest first, an event that is
- * both once, as stored. The stored ones are the newest `limit` recorded.
+ * both once, as stored, and a derived one that repeats the kind before it
+ * in its condition left out (condition-changes.ts). The stored ones are the
+ * newest recorded, at least `limit`.
  */
 export async function estateEvents(
   ctx: EventSources & { store: { events: Pick<KeyedRecords, 'newest'> } },
@@ -77,7 +83,7 @@ export async function estateEvents(
 ): Promise<EventList> {
   const [derived, stored] = await Promise.all([
     deriveEvents(ctx, limit, staleAfterS, now, watch),
-    ctx.store.events.newest(limit).catch((err: unknown) => err as Error),
+    ctx.store.events.newest(Math.max(limit, STORED_READ)).catch((err: unknown) => err as Error),
   ]);
   if (stored instanceof Error) {
     derived.errors.push(`stored events: could not be read (${codeOf(stored)})`);
@@ -88,7 +94,9 @@ export async function estateEvents(
     const event = storedEvent(record);
     if (event && !kept.has(eventKey(event))) kept.set(eventKey(event), event);
   }
-  const events = [...kept.values(), ...derived.items.filter((e) => !kept.has(eventKey(e)))];
+  // A derived event that repeats its condition's last change (a window that lost the condition's start) is left out (condition-changes.ts).
+  const told = withoutRepeats([...[...kept.values()].map((event) => ({ event, stored: true })), ...derived.items.filter((e) => !kept.has(eventKey(e))).map((event) => ({ event, stored: false }))]);
+  const events = told.map((t) => t.event);
   sortNewestFirst(events);
   const items = events.slice(0, limit);
   return { ...derived, items, count: items.length };

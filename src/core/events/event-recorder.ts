@@ -2,7 +2,9 @@ import { mapBounded } from '../map-bounded.ts';
 import { KeptWindows, plainWindows } from '../series/series-windows.ts';
 import { observeEventRecorded } from '../observe.ts';
 import type { StoredEvents } from '../store/store.ts';
-import { deriveEvents, type EventSources, type EventWatch } from './estate-events.ts';
+import { elapsedText } from '../elapsed-text.ts';
+import { type ConditionFamily, familyOf } from './condition-changes.ts';
+import { deriveEvents, type EstateEvent, type EventSources, type EventWatch } from './estate-events.ts';
 import { eventKey, eventRecord, isWatched } from './stored-events.ts';
 
 // The event recorder of `estate serve` (DESIGN.md 3, 7c): the watched events
@@ -19,11 +21,13 @@ export const WATCH_EVERY_MS = 10_000;
 const PAUSE_FACTOR = 5;
 /** Events stored at once. */
 const CONCURRENT_WRITES = 32;
+/** A subject's newest stored events read for the last change of each of its conditions. */
+const CHANGES_READ = 50;
 /** How often the stored events older than the retention are removed. */
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface RecorderContext extends EventSources {
-  store: EventSources['store'] & { events: Pick<StoredEvents, 'write' | 'prune'> };
+  store: EventSources['store'] & { events: Pick<StoredEvents, 'write' | 'prune' | 'newest'> };
   staleAfterS: number;
   /** How long stored events are kept (config events.retention): older ones are removed hourly, and never stored again. */
   keepMs: number;
@@ -59,6 +63,17 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
   const series = oneReadAtATime(ctx.store.series);
   const kept = ctx.keepWindows ? new KeptWindows(series) : undefined;
   const windows = kept ?? plainWindows(series);
+  /** Each condition's last stored change (family and subject), read from the store at its first use, then kept as this recorder stores. */
+  const changes = new Map<string, { kind: string; ts: string } | null>();
+  const lastChange = async (family: ConditionFamily, subject: string) => {
+    const key = JSON.stringify([family, subject]);
+    if (changes.has(key)) return changes.get(key) ?? undefined;
+    const { records } = await ctx.store.events.newest(CHANGES_READ, { facet: 'subject', value: subject });
+    const record = records.find((r) => typeof r.kind === 'string' && familyOf(r.kind) === family);
+    const change = record ? { kind: String(record.kind), ts: String(record.ts) } : null;
+    changes.set(key, change);
+    return change ?? undefined;
+  };
   /** The keys of the events known to be stored, of the last pass's events only (memory is bounded by what the inputs derive). */
   let stored = new Set<string>();
   let said: string | undefined;
@@ -82,18 +97,69 @@ export function startEventRecorder(ctx: RecorderContext, report: RecorderReport)
     const watched = list.items.filter((e) => isWatched(e) && Date.parse(e.ts) >= now - ctx.keepMs).reverse();
     const known = new Set<string>();
     let created = 0;
-    await mapBounded(watched, CONCURRENT_WRITES, async (event) => {
-      const key = eventKey(event);
-      if (!stored.has(key)) {
-        // A replay (stored before, by this server or another) and a conflict (stored with an older message) are both stored already.
-        const result = await ctx.store.events.write(eventRecord(event), ctx.now);
-        if (result.outcome === 'created') {
-          created++;
-          observeEventRecorded(event.kind);
-        }
+    const write = async (event: EstateEvent) => {
+      const result = await ctx.store.events.write(eventRecord(event), ctx.now);
+      if (result.outcome === 'created') {
+        created++;
+        observeEventRecorded(event.kind);
       }
+      return result.record;
+    };
+    // The changes of conditions, one condition at a time in order, against its last stored change (condition-changes.ts):
+    // a derived change that repeats it, or is older, is not stored.
+    const groups = new Map<string, EstateEvent[]>();
+    const others: EstateEvent[] = [];
+    for (const e of watched) {
+      const family = familyOf(e.kind);
+      if (!family) others.push(e);
+      else {
+        const key = JSON.stringify([family, e.subject]);
+        const group = groups.get(key);
+        if (group) group.push(e);
+        else groups.set(key, [e]);
+      }
+    }
+    await mapBounded([...groups.values()], CONCURRENT_WRITES, async (group) => {
+      const first = group[0] as EstateEvent;
+      const family = familyOf(first.kind) as ConditionFamily;
+      let last = await lastChange(family, first.subject);
+      for (const event of group) {
+        const key = eventKey(event);
+        if (stored.has(key)) {
+          known.add(key);
+          continue;
+        }
+        if (last && (event.ts < last.ts || event.kind === last.kind)) continue;
+        const record = await write(event);
+        last = { kind: String(record.kind), ts: String(record.ts) };
+        changes.set(JSON.stringify([family, first.subject]), last);
+        known.add(key);
+      }
+    });
+    await mapBounded(others, CONCURRENT_WRITES, async (event) => {
+      const key = eventKey(event);
+      // A replay (stored before, by this server or another) and a conflict (stored with an older message) are both stored already.
+      if (!stored.has(key)) await write(event);
       known.add(key);
     });
+    // A node stale in the store and seen again with no node_recovered derived (a node known by its heartbeat alone, a
+    // spool replayed with no gap left in its points): its recovery is stored at the heartbeat that ended the silence.
+    const staleMs = ctx.staleAfterS * 1000;
+    for (const beat of list.items) {
+      if (beat.kind !== 'heartbeat') continue;
+      const seen = Date.parse(beat.ts);
+      if (now - seen > staleMs) continue;
+      // Read once per node after a start (a node may have come back while no server ran), then kept.
+      const open = await lastChange('node', beat.subject);
+      if (open?.kind !== 'node_stale' || seen <= Date.parse(open.ts) - staleMs) continue;
+      // Another replica may have stored it meanwhile.
+      changes.delete(JSON.stringify(['node', beat.subject]));
+      const latest = await lastChange('node', beat.subject);
+      if (latest?.kind !== 'node_stale') continue;
+      const silence = seen - (Date.parse(latest.ts) - staleMs);
+      const record = await write({ ts: beat.ts, kind: 'node_recovered', source: 'heartbeat', subject: beat.subject, message: `${beat.subject} is sending again after ${elapsedText(silence)} of silence` });
+      changes.set(JSON.stringify(['node', beat.subject]), { kind: String(record.kind), ts: String(record.ts) });
+    }
     stored = known;
     if (created) report.recorded(created);
     if (!list.errors.length) said = undefined;
