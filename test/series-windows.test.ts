@@ -3,7 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { deriveEvents, type EventWatch } from '../src/core/events/estate-events.ts';
-import { KeptWindows } from '../src/core/series/series-windows.ts';
+import { KeptWindows, plainWindows } from '../src/core/series/series-windows.ts';
 import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
 import type { SeriesSample } from '../src/core/store/store.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
@@ -90,4 +90,24 @@ test('events derived through kept windows equal those derived by reading every w
     same = JSON.stringify(windowed.items) === JSON.stringify(whole.items);
   }
   assert.ok(same, 'in step again within fullEvery passes of a prune');
+});
+
+test('a record written again right after a kept window\'s newest one is a new record of the window, not taken for the one kept', async (t) => {
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir);
+  t.after(() => store.close());
+  const kept = new KeptWindows(store.series);
+  const file = path.join(dir, 'trends.jsonl');
+  const point = (i: number) => `${JSON.stringify({ ts: `2026-12-01T00:0${i}:00.000Z`, node: 'n', cpu_pct: i })}\n`;
+  const times = async (windows: Pick<KeptWindows, 'window'>) => (await windows.window('trends', 'n', 5, (r) => String(r.ts).slice(14, 16))).items;
+  const whole = { window: plainWindows(store.series).window };
+  await appendFile(file, [1, 2, 3, 4, 5, 6].map(point).join(''));
+  kept.beginPass();
+  assert.deepEqual(await times(kept), ['06', '05', '04', '03', '02']);
+  // The same line again (another writer's retry), then again and a new one: each pass as the whole read says.
+  for (const lines of [point(6), point(6) + point(7), point(7) + point(7) + point(7)]) {
+    await appendFile(file, lines);
+    kept.beginPass();
+    assert.deepEqual(await times(kept), await times(whole), lines);
+  }
 });

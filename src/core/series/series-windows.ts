@@ -33,9 +33,12 @@ export function plainWindows(series: Pick<Series, 'newest'>): SeriesWindows {
 /** The first read of what was written since a window was kept; four times more each time the window's newest record is not among it. */
 const FIRST_READ = 4;
 
+/** The newest records of a window kept as text, to find where it stood: more than one, so a record written again just after it is not taken for it. */
+const ANCHOR = 3;
+
 interface Kept {
-  /** The newest record as JSON text: where the window stood. */
-  anchor: string;
+  /** Its newest ANCHOR records (fewer if it holds fewer) as JSON text, newest first: where the window stood. */
+  anchor: string[];
   items: unknown[];
   full: boolean;
 }
@@ -76,18 +79,33 @@ export class KeptWindows implements SeriesWindows {
     if (kept) {
       for (let n = Math.min(FIRST_READ, limit); ; n = Math.min(n * 4, limit)) {
         const { items } = await this.#series.newest(name, n, { node });
-        const at = items.findIndex((r) => JSON.stringify(r) === kept.anchor);
-        if (at >= 0) {
+        const texts = items.map((r) => JSON.stringify(r));
+        const whole = items.length < n;
+        // Where the kept newest records start, all of them in order; undefined when the read is too short to tell.
+        let at: number | undefined = -1;
+        for (let i = 0; i < texts.length; i++) {
+          if (texts[i] !== kept.anchor[0]) continue;
+          if (!whole && i + kept.anchor.length > texts.length) {
+            at = undefined;
+            break;
+          }
+          if (kept.anchor.every((text, j) => texts[i + j] === text)) {
+            at = i;
+            break;
+          }
+        }
+        if (at !== undefined && at >= 0) {
           const all = [...items.slice(0, at).map(map), ...(kept.items as T[])];
-          const window = { anchor: at === 0 ? kept.anchor : JSON.stringify(items[0]), items: all.slice(0, limit), full: kept.full || all.length >= limit };
+          const anchor = [...texts.slice(0, at), ...kept.anchor].slice(0, ANCHOR);
+          const window = { anchor, items: all.slice(0, limit), full: kept.full || all.length >= limit };
           this.#kept.set(key, window);
           return { items: window.items, full: window.full };
         }
-        if (items.length < n || n >= limit) break;
+        if (whole || n >= limit) break;
       }
     }
     const { items } = await this.#series.newest(name, limit, { node });
-    const window = { anchor: items.length ? JSON.stringify(items[0]) : '', items: items.map(map), full: items.length >= limit };
+    const window = { anchor: items.slice(0, ANCHOR).map((r) => JSON.stringify(r)), items: items.map(map), full: items.length >= limit };
     if (items.length) this.#kept.set(key, window);
     else this.#kept.delete(key);
     return { items: window.items, full: window.full };
