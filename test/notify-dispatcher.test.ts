@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../src/config.ts';
 import { startEventRecorder } from '../src/core/events/event-recorder.ts';
+import { eventRecord } from '../src/core/events/stored-events.ts';
 import { startNotifyDispatcher } from '../src/core/notify/notify-dispatcher.ts';
 import { createDataDirStore } from '../src/core/store/data-dir-store.ts';
 import { tempDataDir } from './helpers/data-dir.ts';
@@ -64,6 +65,29 @@ test('a backlog larger than the slots drains with each delivery sent once: a slo
   assert.deepEqual(receiver.received.map((r) => r.id).sort(), ids);
   assert.ok((await store.outbox.recent(100)).every((d) => d.attempt_count === 1));
   assert.equal(lines.length, ids.length, lines.join('\n'));
+});
+
+test('a dispatcher starting reads back through every stored event within notify_catch_up, however many pages they take', async (t) => {
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir);
+  t.after(() => store.close());
+  const now = Date.now();
+  // 25 events of the last 25 minutes, and one from before the catch-up window.
+  for (let i = 25; i >= 0; i--) {
+    const ts = new Date(now - (i === 25 ? 7_200_000 : i * 60_000)).toISOString();
+    await store.events.write(eventRecord({ ts, kind: 'node_stale', source: 'heartbeat', subject: `n-${i}`, message: 'stale' }), () => new Date());
+  }
+  const config = parseConfig(JSON.stringify({ notify: [{ name: 'ops', url: 'http://127.0.0.1:9/never', secret_env: 'OPS_SECRET' }] }), 'estate.config.json');
+  const dispatcher = startNotifyDispatcher(
+    // The target started before them all; a page of 4 events at a time.
+    { store, targets: config.notify, secrets: {}, catchUpMs: 3_600_000, scanPage: 4, startedAt: new Date(now - 10_800_000), now: () => new Date() },
+    { enqueued: () => {}, attempted: () => {}, failed: () => {} },
+  );
+  t.after(() => dispatcher.stop());
+  await waitUntil('the events within the window enqueued', async () => (await store.outbox.recent(100)).length >= 25);
+  await dispatcher.stop();
+  const subjects = (await store.outbox.recent(100)).map((d) => d.subject).sort();
+  assert.deepEqual(subjects, Array.from({ length: 25 }, (_, i) => `n-${i}`).sort(), 'each once, none from before the window');
 });
 
 test('a target whose secret is not set: each attempt fails naming the variable, and is tried again', async (t) => {

@@ -34,6 +34,8 @@ export const KEEP_FINISHED_MS = 8 * 86_400_000;
 const PRUNE_MS = 3_600_000;
 /** Stored events read at most per pass (the newest of them when more were stored since the last). */
 const SCAN_PAGE = 10_000;
+/** Stored events read at most at a dispatcher's start, looking back notify_catch_up (a page of SCAN_PAGE first, four times more while they are all within it). */
+const MAX_START_READ = 640_000;
 
 export interface DispatcherContext {
   store: Pick<Store, 'outbox' | 'events'>;
@@ -41,6 +43,8 @@ export interface DispatcherContext {
   /** Each target's secret by name (Secrets.notify). */
   secrets: Readonly<Record<string, string | undefined>>;
   catchUpMs: number;
+  /** Stored events read at most per pass (default SCAN_PAGE; smaller in tests). */
+  scanPage?: number;
   /** When the server started: a target seen for the first time starts here. */
   startedAt: Date;
   now: () => Date;
@@ -66,6 +70,7 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   const byName = new Map(ctx.targets.map((t) => [t.name, t]));
   const names = [...byName.keys()];
   const leaseMs = Math.max(...ctx.targets.map((t) => t.timeout_ms), 1000) + 5000;
+  const scanPage = ctx.scanPage ?? SCAN_PAGE;
   /** The id of the newest stored event read; undefined until the first scan. */
   let cursor: string | undefined;
   let lastPrune = 0;
@@ -81,9 +86,10 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
   };
 
   const scan = async (now: Date) => {
-    // A cursor whose event is gone (a store copied afresh) starts again from the newest: what was enqueued before is known by its id.
-    let records: JsonRecord[] | undefined = cursor === undefined ? undefined : await ctx.store.events.since(cursor, SCAN_PAGE);
-    records ??= [...(await ctx.store.events.newest(SCAN_PAGE)).records].reverse();
+    // A cursor whose event is gone (pruned, a store copied afresh) starts again from the newest: what was enqueued before is known by its id.
+    let records: JsonRecord[] | undefined = cursor === undefined ? undefined : await ctx.store.events.since(cursor, scanPage);
+    if (records?.length === scanPage) report.failed('notify_scan_cut', new Error(`more than ${scanPage} events were stored since the last pass: only the newest ${scanPage} were looked at`));
+    records ??= await newestWithin(now.getTime() - ctx.catchUpMs);
     const last = records.at(-1)?.id;
     const watched = records.map(storedEvent).filter((e) => e !== undefined);
     const deliveries: NewDelivery[] = [];
@@ -102,6 +108,19 @@ export function startNotifyDispatcher(ctx: DispatcherContext, report: Dispatcher
     const added = deliveries.length ? await ctx.store.outbox.enqueue(deliveries) : 0;
     if (added) report.enqueued(added);
     if (typeof last === 'string') cursor = last;
+  };
+
+  /** The stored events, oldest first, back to the first dated before `floorMs` (the catch-up window; write order follows time), at most MAX_START_READ. */
+  const newestWithin = async (floorMs: number): Promise<JsonRecord[]> => {
+    for (let n = scanPage; ; n *= 4) {
+      const { records } = await ctx.store.events.newest(Math.min(n, MAX_START_READ), undefined);
+      const oldest = records.at(-1);
+      const before = typeof oldest?.ts === 'string' && Date.parse(oldest.ts) < floorMs;
+      if (records.length < n || before || n >= MAX_START_READ) {
+        if (!before && records.length >= MAX_START_READ) report.failed('notify_scan_cut', new Error(`more than ${MAX_START_READ} events within notify_catch_up: only the newest were looked at`));
+        return [...records].reverse();
+      }
+    }
   };
 
   /** One attempt of a claimed delivery (claims are of this config's targets only), recorded with what it leads to. */
