@@ -20,7 +20,7 @@ const reading = (nodes: number): EstateReadings => ({
 test('a reading that fails or hangs leaves the last good estate gauges, says so in estate_readings_ok, and the scrape answers', async (t) => {
   const answers: (() => Promise<EstateReadings>)[] = [async () => reading(3), async () => Promise.reject(new Error('store down')), () => new Promise<EstateReadings>(() => {})];
   let calls = 0;
-  const metrics = createServerMetrics({ readings: () => (answers[Math.min(calls++, answers.length - 1)] as () => Promise<EstateReadings>)(), version: 'test', readingsMs: 200 });
+  const metrics = createServerMetrics({ readings: () => (answers[calls++] as () => Promise<EstateReadings>)(), version: 'test', readingsMs: 200 });
   t.after(() => metrics.close());
   const scrape = async () => parseExposition((await metrics.render(undefined)).text);
 
@@ -31,7 +31,13 @@ test('a reading that fails or hangs leaves the last good estate gauges, says so 
     assert.deepEqual([valueOf(samples, 'estate_readings_ok'), valueOf(samples, 'estate_nodes')], [0, 3], what);
     assert.ok(samples.some((s) => s.name === 'process_cpu_seconds_total'), `${what}: the process metrics answer`);
   }
-  // A scrape while the hung reading is still under way waits for it (within the bound), never starting a second beside it.
+  // Scrapes while the hung reading is still under way wait for it (within the bound), never starting a second beside it.
+  await scrape();
   await scrape();
   assert.equal(calls, 3);
+  // After three scrapes in vain it is let go: the next scrape reads afresh, and the gauges follow again.
+  answers.push(async () => reading(5));
+  samples = await scrape();
+  assert.equal(calls, 4);
+  assert.deepEqual([valueOf(samples, 'estate_readings_ok'), valueOf(samples, 'estate_nodes')], [1, 5]);
 });

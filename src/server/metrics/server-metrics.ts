@@ -15,6 +15,8 @@ import { wasOverloadRefusal } from '../overload-refusals.ts';
 /** Seconds: from a cached read (under a millisecond) to a slow external source. */
 /** How long a scrape waits for the estate's readings. */
 const READINGS_MS = 5000;
+/** Scrapes that wait for one reading before it is let go. */
+const MAX_WAITS = 3;
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds a lock is waited for: an uncontended one takes tens of microseconds, a busy one up to its 10 s patience. */
 const WAIT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
@@ -246,13 +248,24 @@ export function createServerMetrics(options: ServerMetricsOptions): ServerMetric
   });
   /** The reading under way, if one is: a scrape that finds one waits for it rather than starting another beside a hung one. */
   let reading: Promise<EstateReadings> | undefined;
+  /** Scrapes that waited in vain for `reading`. */
+  let waited = 0;
 
   /** Sets the estate's gauges from a fresh reading; nodes gone since the last scrape go with the reset. A reading that fails or hangs leaves them as they were. */
   const readEstate = async () => {
-    const current = (reading ??= options.readings().finally(() => (reading = undefined)));
+    if (!reading) {
+      const started: Promise<EstateReadings> = options.readings().finally(() => {
+        if (reading === started) reading = undefined;
+      });
+      reading = started;
+      waited = 0;
+    }
+    const current = reading;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), options.readingsMs ?? READINGS_MS)));
     const estate = await Promise.race([current, late]).catch(() => undefined).finally(() => clearTimeout(timer));
+    // A reading that outlasted MAX_WAITS scrapes is let go (a read that never settles): the next scrape starts another.
+    if (!estate && reading === current && ++waited >= MAX_WAITS) reading = undefined;
     readingsOk.set(estate ? 1 : 0);
     if (!estate) return;
     for (const gauge of [lastSeen, stale, pulse, diskUsed, scheduleState, lastCheckIn, lastDuration, running, boardLast]) gauge.reset();
