@@ -5,7 +5,8 @@ import { parseConfig } from '../src/config.ts';
 import { deliveryId } from '../src/core/notify/delivery-id.ts';
 import { nextStep } from '../src/core/notify/notify-dispatcher.ts';
 import { FIRST_RETRY_MS, MAX_RETRY_MS, retryDelayMs } from '../src/core/notify/retry-delay.ts';
-import { signWebhook } from '../src/core/notify/send-webhook.ts';
+import type { DeliveryAttempt } from '../src/core/notify/outbox-types.ts';
+import { signWebhook, STOPPED } from '../src/core/notify/send-webhook.ts';
 import { webhookBody } from '../src/core/notify/webhook-payload.ts';
 import { readWebhookSecret } from '../src/core/notify/webhook-secret.ts';
 
@@ -54,13 +55,17 @@ test('retryDelayMs doubles from 5 s up to 5 min, each delay drawn from the upper
 test('nextStep: a 2xx delivers; a failure is tried again after the backoff while that is before expires_at, then the delivery has failed', () => {
   const at = '2026-12-01T10:00:00.000Z';
   const failed = { at, http_status: 500, error: 'HTTP 500', duration_ms: 1 };
-  const cases: { name: string; attempts: number; expires: string; attempt: typeof failed | { at: string; http_status: number; error: null; duration_ms: number }; stopped?: boolean; expected: unknown }[] = [
-    { name: 'delivered', attempts: 0, expires: '2026-12-01T11:00:00.000Z', attempt: { ...failed, http_status: 204, error: null }, expected: { status: 'delivered' } },
-    { name: 'first failure: 2.5-5 s later', attempts: 0, expires: '2026-12-01T11:00:00.000Z', attempt: failed, expected: { status: 'pending', next_at: '2026-12-01T10:00:05.000Z' } },
-    { name: 'past expires_at: failed', attempts: 5, expires: '2026-12-01T10:00:30.000Z', attempt: failed, expected: { status: 'failed' } },
-    { name: 'cut short by a stop: again at once', attempts: 3, expires: '2026-12-01T11:00:00.000Z', attempt: { ...failed, http_status: null, error: 'stopped' } as never, stopped: true, expected: { status: 'pending', next_at: at } },
+  const stopped = { at, http_status: null, error: STOPPED, duration_ms: 1 };
+  const earlier = (n: number) => Array.from({ length: n }, () => failed);
+  const cases: { name: string; attempts: DeliveryAttempt[]; expires: string; attempt: DeliveryAttempt; stopped?: boolean; expected: unknown }[] = [
+    { name: 'delivered', attempts: [], expires: '2026-12-01T11:00:00.000Z', attempt: { ...failed, http_status: 204, error: null }, expected: { status: 'delivered' } },
+    { name: 'first failure: 2.5-5 s later', attempts: [], expires: '2026-12-01T11:00:00.000Z', attempt: failed, expected: { status: 'pending', next_at: '2026-12-01T10:00:05.000Z' } },
+    { name: 'second failure: 5-10 s later', attempts: earlier(1), expires: '2026-12-01T11:00:00.000Z', attempt: failed, expected: { status: 'pending', next_at: '2026-12-01T10:00:10.000Z' } },
+    { name: 'a failure after attempts cut short by stops: the backoff counts only the others', attempts: [failed, stopped, stopped], expires: '2026-12-01T11:00:00.000Z', attempt: failed, expected: { status: 'pending', next_at: '2026-12-01T10:00:10.000Z' } },
+    { name: 'past expires_at: failed', attempts: earlier(5), expires: '2026-12-01T10:00:30.000Z', attempt: failed, expected: { status: 'failed' } },
+    { name: 'cut short by a stop: again at once', attempts: earlier(3), expires: '2026-12-01T11:00:00.000Z', attempt: stopped, stopped: true, expected: { status: 'pending', next_at: at } },
   ];
-  for (const c of cases) assert.deepEqual(nextStep({ attempt_count: c.attempts, expires_at: c.expires }, c.attempt, c.stopped, 0.999_999_99), c.expected, c.name);
+  for (const c of cases) assert.deepEqual(nextStep({ attempts: c.attempts, expires_at: c.expires }, c.attempt, c.stopped, 0.999_999_99), c.expected, c.name);
 });
 
 test('readWebhookSecret names the variable, never its value', () => {

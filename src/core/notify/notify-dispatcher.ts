@@ -8,7 +8,7 @@ import type { JsonRecord, Store } from '../store/store.ts';
 import { deliveryId } from './delivery-id.ts';
 import type { AttemptResult, Delivery, DeliveryAttempt, NewDelivery } from './outbox-types.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import { sendWebhook } from './send-webhook.ts';
+import { sendWebhook, STOPPED } from './send-webhook.ts';
 import { webhookBody, type WebhookEvent } from './webhook-payload.ts';
 import { readWebhookSecret } from './webhook-secret.ts';
 
@@ -239,10 +239,16 @@ function newDelivery(target: NotifyTargetConfig, event: WebhookEvent, now: Date)
   };
 }
 
-/** What an attempt leads to: delivered on a 2xx, else another attempt after the backoff unless that would start past `expires_at` (an attempt cut short by a stop is tried again at once). */
-export function nextStep(delivery: Pick<Delivery, 'attempt_count' | 'expires_at'>, attempt: DeliveryAttempt, stopped = false, random = Math.random()): AttemptResult {
+/**
+ * What an attempt leads to: delivered on a 2xx, else another attempt after
+ * the backoff unless that would start past `expires_at` (an attempt cut
+ * short by a stop is tried again at once). The backoff counts the earlier
+ * attempts that were not cut short by a stop: a restart does not lengthen it.
+ */
+export function nextStep(delivery: Pick<Delivery, 'attempts' | 'expires_at'>, attempt: DeliveryAttempt, stopped = false, random = Math.random()): AttemptResult {
   if (attempt.error === null) return { status: 'delivered' };
   const at = Date.parse(attempt.at);
-  const next = stopped ? at : at + retryDelayMs(delivery.attempt_count + 1, random);
+  const made = delivery.attempts.filter((a) => a.error !== STOPPED).length;
+  const next = stopped ? at : at + retryDelayMs(made + 1, random);
   return next > Date.parse(delivery.expires_at) ? { status: 'failed' } : { status: 'pending', next_at: new Date(next).toISOString() };
 }

@@ -2,6 +2,9 @@ import { createHmac } from 'node:crypto';
 import { fetchFailure } from '../fetch-failure.ts';
 import type { DeliveryAttempt } from './outbox-types.ts';
 
+/** The error of an attempt cut short because the server was stopping: tried again at once, and left out of the backoff. */
+export const STOPPED = 'stopped: estate was shutting down';
+
 /** At most this much of a receiver's answer is read (then dropped): only its status counts. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -55,7 +58,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<DeliveryAtte
     await drain(res);
     return res.status >= 200 && res.status < 300 ? done(res.status, null) : done(res.status, `HTTP ${res.status}`);
   } catch (err) {
-    if (request.signal?.aborted) return done(null, 'stopped: estate was shutting down');
+    if (request.signal?.aborted) return done(null, STOPPED);
     const failure = fetchFailure(err);
     return done(null, failure.timedOut ? `timed out after ${request.timeoutMs} ms` : stripUrl(failure.reason, request.url));
   }
