@@ -126,3 +126,22 @@ test('estate serve keeps the stored events for events.retention: older ones are 
   assert.equal(stored[0]?.kind, 'pulse_degraded');
   assert.ok(stored[0] && recent(stored[0]), 'only the event within the retention');
 });
+
+test('events.watch_every and events.retention: bad values are exit 2 with one line naming the key; the defaults are 10s (or notify_scan) and 90d', async (t) => {
+  const dir = await tempDataDir(t);
+  for (const [events, problem] of [
+    [{ watch_every: '500ms' }, /events\.watch_every: .*from 1s to 10m/],
+    [{ watch_every: '1h' }, /events\.watch_every: .*from 1s to 10m/],
+    [{ retention: '30m' }, /events\.retention: .*at least 1h/],
+    [{ retention: 'soon' }, /events\.retention: /],
+  ] as const) {
+    await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ events }));
+    const r = await runEstate(['events', '--data-dir', dir]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, problem);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+  const { parseConfig } = await import('../src/config.ts');
+  const defaults = parseConfig('{}', 'estate.config.json');
+  assert.deepEqual([defaults.events.watch_every, defaults.events.retention, defaults.notify_scan], [undefined, '90d', '10s']);
+});
