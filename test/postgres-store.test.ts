@@ -226,3 +226,22 @@ test('a subscription outlives a PostgreSQL restart: what is written after it com
   );
   await unsubscribe();
 });
+
+test('after a PostgreSQL restart the store listens again: a LISTEN session is back, not only the poll', { timeout: 90_000 }, async (t) => {
+  const pg = await postgresOrSkip(t, { dedicated: true });
+  if (!pg) return;
+  await migrateStore(pg.url, {}, VERSION);
+  const options = { dataDir: '/nonexistent', config: parseConfig('{}', 'estate.config.json'), env: {} };
+  const reader = await openPostgresStore(pg.url, options);
+  t.after(() => reader.close());
+  const unsubscribe = await reader.completions.subscribe(() => {}, () => {});
+  const listening = async () =>
+    Number((await query(pg, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'estate' AND query LIKE 'LISTEN %'"))[0]?.n) > 0;
+  await waitUntil('the subscriber listens', listening);
+  // A few polls while the LISTEN is live: each checks it, with nothing to do.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await pg.halt();
+  await pg.resume();
+  await waitUntil('the subscriber listens again after the restart', listening, 30_000);
+  await unsubscribe();
+});

@@ -114,7 +114,36 @@ export type Driver = typeof import('postgres');
 
 /** The driver, imported at the first use of a PostgreSQL store (CLI start-up never loads it). */
 export async function loadDriver(): Promise<Driver> {
-  return (await import('postgres')).default;
+  const driver = (await import('postgres')).default;
+  survivesLostTypeQuery();
+  return driver;
+}
+
+let guarded = false;
+
+/**
+ * Keeps the process alive when a new connection is lost while the driver
+ * asks for the server's array types (its `fetch_types` query, the first
+ * statement of every connection). postgres 3.4.9 drops that query's promise
+ * (porsager/postgres#1192, #1223), so a server restart, a terminated backend
+ * or a pool ended at that moment is an unhandled rejection, which ends a
+ * Node process. The query that opened the connection fails on its own (a
+ * 503 at most), so only that rejection is let go. Any other is thrown again,
+ * as Node would without a handler, unless something else listens for them.
+ */
+function survivesLostTypeQuery(): void {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => {
+    if (isTypeQueryFailure(reason)) return;
+    if (process.listenerCount('unhandledRejection') === 1) throw reason;
+  });
+}
+
+/** Whether `reason` is the failure of the driver's own array-types query (it carries the query's text). */
+export function isTypeQueryFailure(reason: unknown): boolean {
+  const query = (reason as { query?: unknown } | null | undefined)?.query;
+  return typeof query === 'string' && query.includes('pg_catalog.pg_type') && query.includes('typarray');
 }
 
 export interface PoolOptions {
@@ -147,6 +176,8 @@ export function openPool(driver: Driver, url: string, env: NodeJS.ProcessEnv, op
     onnotice: () => {},
     ...(options.onNotify ? { onnotify: options.onNotify } : {}),
     ...(options.onClose ? { onclose: options.onClose } : {}),
+    // LISTEN and UNLISTEN need no array types: a listening connection skips that query.
+    ...(listening ? { fetch_types: false } : {}),
     connection: {
       application_name: 'estate',
       statement_timeout: STORE_TIMEOUTS.statementMs,

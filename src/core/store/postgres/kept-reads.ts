@@ -46,7 +46,7 @@ export class KeptReads {
   #generation = 0;
   #reads = 0;
   #listening: Promise<void> | undefined;
-  #unlisten: (() => Promise<void>) | undefined;
+  #unlisten: (() => void) | undefined;
   #closed = false;
   readonly #pages = new Map<string, JsonRecord[]>();
   #records = 0;
@@ -95,14 +95,13 @@ export class KeptReads {
     return fresh.tally;
   }
 
-  /** Ends the LISTEN; nothing is kept after. */
-  async close(): Promise<void> {
+  /** Ends the LISTEN (one still being set up ends when it is); nothing is kept after. Waits on nothing. */
+  close(): void {
     this.#closed = true;
     this.changed();
-    await this.#listening;
     const unlisten = this.#unlisten;
     this.#unlisten = undefined;
-    await unlisten?.();
+    unlisten?.();
   }
 
   /** Whether what is kept holds now: the LISTEN is live (starting it at the third read, listening again after a loss). */
@@ -123,7 +122,7 @@ export class KeptReads {
     this.#listening ??= this.#notifications()
       .listen(this.#channel, () => this.changed())
       .then(
-        async (unlisten) => {
+        (unlisten) => {
           if (this.#closed) return unlisten();
           this.changed();
           this.#unlisten = unlisten;

@@ -38,7 +38,13 @@ export class Notifications {
     return this.#live.has(channel);
   }
 
-  async listen(channel: string, wake: () => void): Promise<() => Promise<void>> {
+  /**
+   * Calls `wake` on each notification of `channel`; resolves once the server
+   * listens. The answer ends it at once: the UNLISTEN is sent without waiting
+   * (a notification with no wake left is ignored), so closing never waits on
+   * a connection that is down.
+   */
+  async listen(channel: string, wake: () => void): Promise<() => void> {
     let wakes = this.#channels.get(channel);
     if (!wakes) this.#channels.set(channel, (wakes = new Set()));
     const own = () => wake();
@@ -49,31 +55,32 @@ export class Notifications {
       wakes.delete(own);
       throw err;
     }
-    return async () => {
+    return () => {
       const set = this.#channels.get(channel);
       set?.delete(own);
       if (set?.size === 0) {
         this.#channels.delete(channel);
-        if (this.#live.delete(channel)) await this.#sql`UNLISTEN ${this.#sql(channel)}`.catch(() => {});
+        if (this.#live.delete(channel)) void this.#sql`UNLISTEN ${this.#sql(channel)}`.catch(() => {});
       }
     };
   }
 
   /** Listens on every channel with a subscriber that is not listened on yet. Concurrent calls share one pass. */
   ensure(): Promise<void> {
-    this.#ensuring ??= (async () => {
-      try {
-        for (const channel of this.#channels.keys()) {
-          if (this.#live.has(channel)) continue;
-          const generation = this.#generation;
-          await this.#sql`LISTEN ${this.#sql(channel)}`;
-          if (generation === this.#generation) this.#live.add(channel);
-        }
-      } finally {
-        this.#ensuring = undefined;
-      }
-    })();
+    // Cleared when the pass ends, never before it is set (a pass with nothing to do ends at once).
+    this.#ensuring ??= this.#listenOnAll().finally(() => {
+      this.#ensuring = undefined;
+    });
     return this.#ensuring;
+  }
+
+  async #listenOnAll(): Promise<void> {
+    for (const channel of [...this.#channels.keys()]) {
+      if (this.#live.has(channel) || !this.#channels.has(channel)) continue;
+      const generation = this.#generation;
+      await this.#sql`LISTEN ${this.#sql(channel)}`;
+      if (generation === this.#generation) this.#live.add(channel);
+    }
   }
 
   close(): Promise<void> {

@@ -74,7 +74,7 @@ export class PostgresRecords implements KeyedRecords {
   #again = false;
   #failing = false;
   #poll: NodeJS.Timeout | undefined;
-  #unlisten: (() => Promise<void>) | undefined;
+  #unlisten: (() => void) | undefined;
   #starting: Promise<void> | undefined;
   /** Pages and tallies read, for the next reads until the log changes. */
   readonly #kept: KeptReads;
@@ -304,7 +304,7 @@ export class PostgresRecords implements KeyedRecords {
       ended = true;
       this.#listeners.delete(own);
       this.#onErrors.delete(report);
-      if (this.#listeners.size === 0) await this.#stop();
+      if (this.#listeners.size === 0) this.#stop();
     };
   }
 
@@ -315,26 +315,27 @@ export class PostgresRecords implements KeyedRecords {
       const [row] = await withinDeadline(this.#store, () => this.#sql`SELECT coalesce(max(event_id), 0)::text AS newest FROM ${this.#sql(this.#table.name)}`);
       this.#cursor = String(row?.newest ?? '0');
     } catch (err) {
-      await unlisten();
+      unlisten();
       throw err;
     }
     this.#unlisten = unlisten;
+    // The poll reads by event id whether or not the LISTEN is back, so it never waits on a connection that is down.
     this.#poll = setInterval(() => {
       void this.#notifications()
         .ensure()
-        .catch(() => {})
-        .then(() => this.#wake());
+        .catch(() => {});
+      this.#wake();
     }, POLL_MS);
     this.#poll.unref();
   }
 
-  async #stop(): Promise<void> {
+  #stop(): void {
     clearInterval(this.#poll);
     this.#poll = undefined;
     this.#cursor = undefined;
     const unlisten = this.#unlisten;
     this.#unlisten = undefined;
-    await unlisten?.();
+    unlisten?.();
   }
 
   #wake(): void {
@@ -431,6 +432,7 @@ export class PostgresRecords implements KeyedRecords {
     await this.#flushing;
     this.#listeners.clear();
     this.#onErrors.clear();
-    await Promise.all([this.#stop(), this.#kept.close()]);
+    this.#stop();
+    this.#kept.close();
   }
 }
