@@ -211,3 +211,16 @@ test('estate store copy carries the provider probes from a data dir to PostgreSQ
   assert.deepEqual(await allProviderAlerts(copy.probes, ['a', 'b'], 30_000, now), events);
   assert.deepEqual(await copy.probes.newest('a', 10), await store.probes.newest('a', 10));
 });
+
+test('a hold longer than the window of 200 probes still fires, once: the window grows to span twice the hold', async (t) => {
+  const store = createDataDirStore(await tempDataDir(t));
+  t.after(() => store.close());
+  // A probe a minute: up for 100 min, then down for 300 min (and still).
+  await store.probes.append(Array.from({ length: 401 }, (_, i) => probe(i * 60, 'p', i < 100, i < 100 ? null : 'timeout')));
+  const now = new Date(T0 + 400 * 60_000 + 1000);
+  const alerts = async () => (await allProviderAlerts(store.probes, ['p'], 4 * 3600_000, now)).map((a) => [a.kind, a.ts]);
+  assert.deepEqual(await alerts(), [['provider_down', at((100 + 240) * 60)]]);
+  // One probe more: the event stays where it was.
+  await store.probes.append([probe(401 * 60, 'p', false, 'timeout')]);
+  assert.deepEqual(await alerts(), [['provider_down', at((100 + 240) * 60)]]);
+});

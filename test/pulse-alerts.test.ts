@@ -147,3 +147,28 @@ test('a spell longer than the window of entries read keeps its events: one more 
   await appendFile(path.join(dir, 'health-pulse.jsonl'), line(PULSE_ALERT_WINDOW + 12, 'healthy'));
   assert.deepEqual(await read(PULSE_ALERT_WINDOW + 20), [...before, `pulse_recovered@${new Date(T0 + (PULSE_ALERT_WINDOW + 12) * 1000).toISOString()}`]);
 });
+
+test('a hold longer than the window of 200 entries still fires, once, at the spell start plus the hold: the window grows to span it (also in estate events)', async (t) => {
+  const { createDataDirStore } = await import('../src/core/store/data-dir-store.ts');
+  const dir = await tempDataDir(t);
+  const store = createDataDirStore(dir);
+  t.after(() => store.close());
+  // One entry a minute, as the collector writes them: healthy for 100 min, then degraded for 300 min (and still).
+  const start = Date.now() - 400 * 60_000;
+  const at = (i: number) => new Date(start + i * 60_000).toISOString();
+  let text = '';
+  for (let i = 0; i <= 400; i++) {
+    const status = i < 100 ? 'healthy' : 'degraded';
+    text += `${JSON.stringify({ ts: at(i), node: 'web-1', status, checks: { load: { status, value: i } } })}\n`;
+  }
+  await writeFile(path.join(dir, 'health-pulse.jsonl'), text);
+  const hold = 4 * 3600_000;
+  const read = async () => (await allPulseAlerts(store.series, hold, 'this-node', new Date(start + 400 * 60_000 + 1000))).map((a) => `${a.kind}@${a.ts}`);
+  assert.deepEqual(await read(), [`pulse_degraded@${at(100 + 240)}`]);
+
+  await writeFile(path.join(dir, 'estate.config.json'), JSON.stringify({ alerts: { hold: '4h' } }));
+  const cli = await runEstate(['events', '--data-dir', dir, '--json']);
+  assert.equal(cli.code, 0, cli.stderr);
+  const pulses = (cli.json as { items: { kind: string; ts: string; source: string }[] }).items.filter((e) => e.source === 'pulse');
+  assert.deepEqual(pulses.map((e) => `${e.kind}@${e.ts}`), [`pulse_degraded@${at(340)}`]);
+});
