@@ -227,7 +227,7 @@ test('a subscription outlives a PostgreSQL restart: what is written after it com
   await unsubscribe();
 });
 
-test('after a PostgreSQL restart the store listens again: a LISTEN session is back, not only the poll', { timeout: 90_000 }, async (t) => {
+test('after a PostgreSQL restart the store listens again: a LISTEN session is back, not only the poll', { timeout: 120_000 }, async (t) => {
   const pg = await postgresOrSkip(t, { dedicated: true });
   if (!pg) return;
   await migrateStore(pg.url, {}, VERSION);
@@ -248,6 +248,6 @@ test('after a PostgreSQL restart the store listens again: a LISTEN session is ba
   await new Promise((resolve) => setTimeout(resolve, 2500));
   await pg.halt();
   await pg.resume();
-  await waitUntil('the subscriber listens again after the restart', listening, 30_000);
+  await waitUntil('the subscriber listens again after the restart', listening);
   await unsubscribe();
 });
