@@ -72,3 +72,34 @@ export function heldText(holdMs: number): string {
 export function windowInitial<S extends string>(observations: readonly Observation<S>[], normal: S, window: number): S {
   return observations.length >= window ? (observations[0] as Observation<S>).state : normal;
 }
+
+/** How long the observations of a window span, newest first (those `at` can date). */
+function spanMs<T>(items: readonly T[], at: (item: T) => number | undefined): number {
+  let newest: number | undefined;
+  let oldest: number | undefined;
+  for (const item of items) {
+    const ms = at(item);
+    if (ms === undefined) continue;
+    newest = Math.max(newest ?? ms, ms);
+    oldest = Math.min(oldest ?? ms, ms);
+  }
+  return newest === undefined || oldest === undefined ? 0 : newest - oldest;
+}
+
+/**
+ * The newest window of `limits` (each larger than the one before) that is
+ * not full or spans twice `holdMs`, or the largest: `read(limit)` gives
+ * the newest `limit` observations, newest first, and whether it was full.
+ */
+export async function windowSpanningHold<T>(
+  limits: readonly number[],
+  holdMs: number,
+  at: (item: T) => number | undefined,
+  read: (limit: number) => Promise<{ items: T[]; full: boolean }>,
+): Promise<{ items: T[]; full: boolean; limit: number }> {
+  for (let i = 0; ; i++) {
+    const limit = limits[i] as number;
+    const page = await read(limit);
+    if (!page.full || i === limits.length - 1 || spanMs(page.items, at) >= 2 * holdMs) return { ...page, limit };
+  }
+}

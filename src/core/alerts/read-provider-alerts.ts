@@ -1,7 +1,7 @@
 import type { ProviderProbes } from '../store/store.ts';
-import { windowInitial, type Observation } from './held-conditions.ts';
+import { windowInitial, windowSpanningHold, type Observation } from './held-conditions.ts';
 import { type ProviderAlert, providerAlerts, probeObservation, type ProviderState } from './provider-alerts.ts';
-import { PULSE_ALERT_WINDOW, PULSE_ALERT_WINDOWS, windowSpanningHold } from './read-pulse-alerts.ts';
+import { PULSE_ALERT_WINDOW, PULSE_ALERT_WINDOWS } from './read-pulse-alerts.ts';
 
 /** The newest probes of each provider that its alerts are derived from (through the provider's index: no scan). */
 export const PROVIDER_ALERT_WINDOW = PULSE_ALERT_WINDOW;

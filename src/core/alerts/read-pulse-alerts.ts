@@ -1,5 +1,6 @@
 import { plainWindows, type SeriesWindows } from '../series/series-windows.ts';
 import type { Series } from '../store/store.ts';
+import { windowSpanningHold } from './held-conditions.ts';
 import { type PulseAlert, type PulseEntry, pulseAlerts, pulseEntryOf } from './pulse-alerts.ts';
 
 /** The newest pulse entries of each node that its alerts are derived from (through the node's index: no scan of the log). */
@@ -12,37 +13,6 @@ export const PULSE_ALERT_WINDOW = 200;
  * at the collector's 60 s, 35 h at 10 s).
  */
 export const PULSE_ALERT_WINDOWS = [PULSE_ALERT_WINDOW, 800, 3200, 12_800] as const;
-
-/** How long the observations of a window span, newest first (those `at` can date). */
-function spanMs<T>(items: readonly T[], at: (item: T) => number | undefined): number {
-  let newest: number | undefined;
-  let oldest: number | undefined;
-  for (const item of items) {
-    const ms = at(item);
-    if (ms === undefined) continue;
-    newest = Math.max(newest ?? ms, ms);
-    oldest = Math.min(oldest ?? ms, ms);
-  }
-  return newest === undefined || oldest === undefined ? 0 : newest - oldest;
-}
-
-/**
- * The newest window of `limits` (each larger than the one before) that is
- * not full or spans twice `holdMs`, or the largest: `read(limit)` gives
- * the newest `limit` observations, newest first, and whether it was full.
- */
-export async function windowSpanningHold<T>(
-  limits: readonly number[],
-  holdMs: number,
-  at: (item: T) => number | undefined,
-  read: (limit: number) => Promise<{ items: T[]; full: boolean }>,
-): Promise<{ items: T[]; full: boolean; limit: number }> {
-  for (let i = 0; ; i++) {
-    const limit = limits[i] as number;
-    const page = await read(limit);
-    if (!page.full || i === limits.length - 1 || spanMs(page.items, at) >= 2 * holdMs) return { ...page, limit };
-  }
-}
 
 /**
  * The pulse alerts of every node of the store (pulseAlerts), each from its
